@@ -1,0 +1,775 @@
+package io.mn4j.communicator;
+
+import java.io.Serializable;
+import java.lang.ref.Reference;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.LongBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.BinaryOperator;
+import mpi.Intracomm;
+import mpi.MPI;
+import mpi.MPIException;
+import mpi.Request;
+import org.bytedeco.pytorch.Module;
+import org.bytedeco.pytorch.Scalar;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.global.torch;
+
+/**
+ * A group of ranks that exchange LibTorch tensors and Java objects, over an MPI communicator.
+ *
+ * <p>Contracts shared by every operation:
+ * <ul>
+ *   <li>Tensors of any shape (0-d and zero-size included) and of dtype float32, float64, int32,
+ *       int64, int8, uint8, bool, float16 or bfloat16. Shape and dtype travel with the data:
+ *       receivers never pass them, and a receive into an existing tensor that does not match is a
+ *       {@link CommunicationException} naming both sides.</li>
+ *   <li>Contiguous CPU tensors are sent from and received into their own memory; other tensors are
+ *       made contiguous (GPU tensors are staged through host memory). Inputs are never modified;
+ *       results are new tensors.</li>
+ *   <li>Collectives must be called by every rank of the communicator in the same order. Inputs
+ *       may differ in shape per rank where the operation allows it (gather, allgather, alltoall,
+ *       scatter). A bad input on one rank (wrong list length, mismatched shapes in a reduction) is
+ *       reported by the collective on every rank, so no rank is left waiting.</li>
+ *   <li>Messages larger than the chunk size (default just under 2 GiB, MPI's {@code int} count
+ *       limit) are split and reassembled.</li>
+ * </ul>
+ *
+ * <p>Create the world communicator with {@link #world()} (or {@link #run}), derive others with
+ * {@link #split}. Not every method may be called from several threads on the same (peer, tag) at
+ * once; distinct tags or peers are fine (MPI is initialized with {@code THREAD_MULTIPLE}).
+ */
+public final class Communicator implements AutoCloseable {
+    /** Default chunk: the largest multiple of 8 bytes below MPI's int count limit. */
+    public static final long DEFAULT_CHUNK_BYTES = (Integer.MAX_VALUE / 8) * 8L;
+    private static final int COLLECTIVE_TAG = 0;
+    /** Header slot 3 marks a rank whose input to a collective was invalid. */
+    private static final long BAD_INPUT = -1;
+
+    private final Intracomm comm;
+    private final Intracomm headerCollectives;
+    private final Wire p2p;
+    private final Wire collective;
+    private final List<Intracomm> owned = new ArrayList<>();
+    private final int rank;
+    private final int size;
+    private final int intraRank;
+    private final int intraSize;
+    private final int interRank;
+    private final int interSize;
+    private final CommStats stats;
+    private boolean closed;
+
+    Communicator(Intracomm comm, boolean ownsComm) throws MPIException {
+        this.comm = comm;
+        if (ownsComm) {
+            owned.add(comm);
+        }
+        this.rank = comm.getRank();
+        this.size = comm.getSize();
+        long chunk = Long.getLong("mn4j.chunkBytes", DEFAULT_CHUNK_BYTES);
+        // Private duplicates: mn4j's own traffic never matches a user's message.
+        Intracomm payloads = dup(comm);
+        Intracomm collHeaders = dup(comm);
+        Intracomm collPayloads = dup(comm);
+        this.headerCollectives = collHeaders;
+        this.p2p = new Wire(comm, payloads, chunk);
+        this.collective = new Wire(collHeaders, collPayloads, chunk);
+        Intracomm node = comm.splitType(Intracomm.TYPE_SHARED, rank, MPI.INFO_NULL);
+        this.intraRank = node.getRank();
+        this.intraSize = node.getSize();
+        Intracomm across = comm.split(intraRank, rank);
+        this.interRank = across.getRank();
+        this.interSize = across.getSize();
+        node.free();
+        across.free();
+        this.stats = new CommStats(rank);
+    }
+
+    private Intracomm dup(Intracomm c) throws MPIException {
+        Intracomm d = c.dup();
+        owned.add(d);
+        return d;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Creation and shape of the group
+
+    /**
+     * The communicator of all ranks of the job. Initializes MPI (THREAD_MULTIPLE) on first call,
+     * installs a handler that ends the whole job when any thread throws, and sets LibTorch's
+     * intra-op threads to the cores of this node divided by the ranks on it.
+     */
+    public static Communicator world() {
+        return MpiJob.world();
+    }
+
+    /**
+     * Runs {@code body} on the world communicator, then finalizes MPI. An exception escaping it
+     * on any rank ends the whole job (every rank exits non-zero) with that rank's message printed.
+     */
+    public static void run(JobBody body) {
+        MpiJob.run(body);
+    }
+
+    /** Finalizes MPI; also done at JVM exit. Call after the last communication. */
+    public static void shutdown() {
+        MpiJob.finish();
+    }
+
+    /** The body of a job for {@link #run}. */
+    @FunctionalInterface
+    public interface JobBody {
+        void run(Communicator world) throws Exception;
+    }
+
+    public int rank() {
+        return rank;
+    }
+
+    public int size() {
+        return size;
+    }
+
+    /** Rank among the ranks of this communicator on the same node. */
+    public int intraRank() {
+        return intraRank;
+    }
+
+    /** Number of ranks of this communicator on this node. */
+    public int intraSize() {
+        return intraSize;
+    }
+
+    /** Index of this rank's node (among the ranks with the same {@link #intraRank()}). */
+    public int interRank() {
+        return interRank;
+    }
+
+    /** Number of nodes (ranks with the same {@link #intraRank()}). */
+    public int interSize() {
+        return interSize;
+    }
+
+    /** Per-operation counters of this communicator. */
+    public CommStats stats() {
+        return stats;
+    }
+
+    /** Chunk size in bytes for large messages; every rank must use the same. */
+    public void setChunkBytes(long bytes) {
+        if (bytes < 8 || bytes % 8 != 0 || bytes > DEFAULT_CHUNK_BYTES) {
+            throw new IllegalArgumentException("chunk size must be a multiple of 8 in [8, "
+                    + DEFAULT_CHUNK_BYTES + "], got " + bytes);
+        }
+        p2p.setChunkBytes(bytes);
+        collective.setChunkBytes(bytes);
+    }
+
+    public long chunkBytes() {
+        return p2p.chunkBytes();
+    }
+
+    /**
+     * A new communicator of the ranks that pass the same {@code color}, ordered by {@code key}
+     * (then by rank). Collective: every rank calls it. Close it when done.
+     */
+    public Communicator split(int color, int key) {
+        return call("split", () -> new Communicator(comm.split(color, key), true));
+    }
+
+    /** Blocks until every rank has called it. */
+    public void barrier() {
+        long t0 = System.nanoTime();
+        call("barrier", () -> {
+            comm.barrier();
+            return null;
+        });
+        stats.record("barrier", 0, 0, t0);
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Point to point
+
+    /** Sends a tensor to {@code dst}; blocks until its buffer may be reused. */
+    public void send(Tensor x, int dst, int tag) {
+        checkPeer("send", dst, false);
+        long t0 = System.nanoTime();
+        Tensor w = TensorBytes.wireReady(x);
+        long bytes = call("send", () -> p2p.send(w, dst, tag));
+        stats.record("send", bytes, 0, t0);
+    }
+
+    /** {@link #send(Tensor, int, int)} with tag 0. */
+    public void send(Tensor x, int dst) {
+        send(x, dst, 0);
+    }
+
+    /** Receives a tensor of whatever shape and dtype {@code src} sent. */
+    public Tensor recv(int src, int tag) {
+        checkPeer("recv", src, false);
+        long t0 = System.nanoTime();
+        Tensor out = call("recv", () -> p2p.recv(src, tag, null, ctx("recv", src, tag)));
+        stats.record("recv", 0, out.nbytes(), t0);
+        return out;
+    }
+
+    /** {@link #recv(int, int)} with tag 0. */
+    public Tensor recv(int src) {
+        return recv(src, 0);
+    }
+
+    /**
+     * Receives into an existing tensor, which must have the dtype and shape that was sent;
+     * otherwise the message is consumed and a {@link CommunicationException} names both.
+     */
+    public Tensor recvInto(Tensor into, int src, int tag) {
+        checkPeer("recv", src, false);
+        long t0 = System.nanoTime();
+        Tensor out = call("recv", () -> p2p.recv(src, tag, into, ctx("recv", src, tag)));
+        stats.record("recv", 0, out.nbytes(), t0);
+        return out;
+    }
+
+    /** Starts sending a tensor; the returned handle keeps it alive until the send completes. */
+    public SendHandle isend(Tensor x, int dst, int tag) {
+        checkPeer("isend", dst, true);
+        long t0 = System.nanoTime();
+        Tensor w = TensorBytes.wireReady(x);
+        SendHandle h = call("isend", () -> p2p.isend(w, dst, tag));
+        stats.record("isend", h.bytes(), 0, t0);
+        return h;
+    }
+
+    /** Starts receiving a tensor from {@code src}. */
+    public RecvHandle irecv(int src, int tag) {
+        checkPeer("irecv", src, true);
+        long t0 = System.nanoTime();
+        RecvHandle h = call("irecv", () -> p2p.irecv(src, tag, ctx("irecv", src, tag)));
+        stats.record("irecv", 0, 0, t0);
+        return h;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Collectives
+
+    /**
+     * Broadcasts {@code root}'s tensor; every rank returns a tensor equal to it (the root returns
+     * its input). Non-root ranks may pass null.
+     */
+    public Tensor bcast(Tensor x, int root) {
+        checkRoot("bcast", root);
+        long t0 = System.nanoTime();
+        Tensor out = call("bcast", () -> {
+            ByteBuffer buf = Wire.newScratch();
+            LongBuffer longs = buf.asLongBuffer();
+            Tensor w = null;
+            TensorHeader h;
+            if (rank == root) {
+                if (x == null) {
+                    badInput(longs, 0, 0);
+                } else {
+                    w = TensorBytes.wireReady(x);
+                    TensorHeader.of(w).write(longs, 0);
+                }
+            }
+            headerCollectives.bcast(buf, TensorHeader.BYTES, MPI.BYTE, root);
+            if (longs.get(3) == BAD_INPUT) {
+                throw new CommunicationException("bcast: root rank " + root + " passed a null tensor");
+            }
+            h = TensorHeader.read(longs, 0, "bcast from root " + root);
+            Tensor result = rank == root ? w : h.allocate();
+            bcastPayload(result, h.nbytes, root);
+            Reference.reachabilityFence(w);
+            return rank == root ? x : result;
+        });
+        stats.record("bcast", rank == root ? out.nbytes() * (size - 1) : 0,
+                rank == root ? 0 : out.nbytes(), t0);
+        return out;
+    }
+
+    /**
+     * Broadcasts {@code root}'s tensor into {@code into} on every rank (in place), which must have
+     * the same dtype and shape on every rank; a mismatch is reported on every rank.
+     */
+    public void bcastInto(Tensor into, int root) {
+        checkRoot("bcast", root);
+        long t0 = System.nanoTime();
+        call("bcast", () -> {
+            TensorHeader mine = TensorHeader.of(into);
+            agreeOnHeader("bcast", mine);
+            Tensor w = TensorBytes.wireReady(into);
+            bcastPayload(w, mine.nbytes, root);
+            if (w != into) {
+                into.copy_(w);
+            }
+            return null;
+        });
+        stats.record("bcast", rank == root ? into.nbytes() * (size - 1) : 0,
+                rank == root ? 0 : into.nbytes(), t0);
+    }
+
+    private void bcastPayload(Tensor t, long nbytes, int root) throws MPIException {
+        long chunk = collective.chunkBytes();
+        for (long off = 0; off < nbytes; off += chunk) {
+            int len = (int) Math.min(chunk, nbytes - off);
+            comm.bcast(TensorBytes.slice(t, off, len), len, MPI.BYTE, root);
+        }
+    }
+
+    /**
+     * Gathers every rank's tensor (shapes may differ) at {@code root}: the root returns the list
+     * in rank order, other ranks return an empty list.
+     */
+    public List<Tensor> gather(Tensor x, int root) {
+        checkRoot("gather", root);
+        long t0 = System.nanoTime();
+        Tensor w = TensorBytes.wireReady(x);
+        List<Tensor> out = call("gather", () -> {
+            ByteBuffer all = rank == root ? longBuffer(size) : longBuffer(1);
+            headerCollectives.gather(headerOf(w), TensorHeader.BYTES, MPI.BYTE, all,
+                    TensorHeader.BYTES, MPI.BYTE, root);
+            Tensor[] sends = new Tensor[size];
+            TensorHeader[] recvs = new TensorHeader[size];
+            sends[root] = w;
+            if (rank == root) {
+                LongBuffer h = all.asLongBuffer();
+                for (int r = 0; r < size; r++) {
+                    recvs[r] = TensorHeader.read(h, r * TensorHeader.LONGS, "gather from rank " + r);
+                }
+            }
+            Tensor[] got = exchange(sends, recvs);
+            return rank == root ? Arrays.asList(got) : List.<Tensor>of();
+        });
+        stats.record("gather", rank == root ? 0 : w.nbytes(), rank == root ? sumBytes(out) - w.nbytes() : 0, t0);
+        return out;
+    }
+
+    /** Every rank gets every rank's tensor (shapes may differ), in rank order. */
+    public List<Tensor> allgather(Tensor x) {
+        long t0 = System.nanoTime();
+        Tensor w = TensorBytes.wireReady(x);
+        List<Tensor> out = call("allgather", () -> {
+            TensorHeader[] headers = allgatherHeaders(w, "allgather");
+            long[] offsets = new long[size + 1];
+            for (int r = 0; r < size; r++) {
+                offsets[r + 1] = offsets[r] + align(headers[r].nbytes);
+            }
+            if (offsets[size] > collective.chunkBytes()) {
+                Tensor[] sends = new Tensor[size];
+                Arrays.fill(sends, w);
+                return Arrays.asList(exchange(sends, headers));
+            }
+            // One native allgatherv into one buffer; each rank's tensor is a view of its slot.
+            Tensor flat = torch.empty(new long[] {Math.max(offsets[size], 1)},
+                    new org.bytedeco.pytorch.TensorOptions(torch.ScalarType.Byte), null);
+            int[] counts = new int[size];
+            int[] displs = new int[size];
+            for (int r = 0; r < size; r++) {
+                counts[r] = (int) headers[r].nbytes;
+                displs[r] = (int) offsets[r];
+            }
+            ByteBuffer sendBuf = w.numel() == 0 ? ByteBuffer.allocateDirect(0) : TensorBytes.slice(w, 0, w.nbytes());
+            headerCollectives.allGatherv(sendBuf, (int) w.nbytes(), MPI.BYTE,
+                    TensorBytes.slice(flat, 0, flat.nbytes()), counts, displs, MPI.BYTE);
+            List<Tensor> views = new ArrayList<>(size);
+            for (int r = 0; r < size; r++) {
+                views.add(viewOf(flat, offsets[r], headers[r]));
+            }
+            Reference.reachabilityFence(w);
+            return views;
+        });
+        stats.record("allgather", w.nbytes() * (size - 1), sumBytes(out) - w.nbytes(), t0);
+        return out;
+    }
+
+    /**
+     * Rank i sends {@code xs.get(j)} to rank j and returns the list of tensors it received, in
+     * source rank order. {@code xs} must hold one tensor per rank (shapes may differ).
+     */
+    public List<Tensor> alltoall(List<Tensor> xs) {
+        long t0 = System.nanoTime();
+        boolean valid = xs != null && xs.size() == size;
+        Tensor[] sends = new Tensor[size];
+        if (valid) {
+            for (int r = 0; r < size; r++) {
+                sends[r] = TensorBytes.wireReady(xs.get(r));
+            }
+        }
+        List<Tensor> out = call("alltoall", () -> {
+            ByteBuffer mine = longBuffer(size);
+            LongBuffer longs = mine.asLongBuffer();
+            for (int r = 0; r < size; r++) {
+                if (valid) {
+                    TensorHeader.of(sends[r]).write(longs, r * TensorHeader.LONGS);
+                } else {
+                    badInput(longs, r * TensorHeader.LONGS, xs == null ? -1 : xs.size());
+                }
+            }
+            ByteBuffer theirs = longBuffer(size);
+            headerCollectives.allToAll(mine, TensorHeader.BYTES, MPI.BYTE, theirs,
+                    TensorHeader.BYTES, MPI.BYTE);
+            LongBuffer in = theirs.asLongBuffer();
+            List<String> bad = new ArrayList<>();
+            for (int r = 0; r < size; r++) {
+                if (in.get(r * TensorHeader.LONGS + 3) == BAD_INPUT) {
+                    bad.add("rank " + r + " passed " + describeLength(in.get(r * TensorHeader.LONGS + 2)));
+                }
+            }
+            if (!bad.isEmpty()) {
+                throw new CommunicationException("alltoall: every rank must pass one tensor per rank ("
+                        + size + "), but " + String.join(", ", bad));
+            }
+            TensorHeader[] recvs = new TensorHeader[size];
+            for (int r = 0; r < size; r++) {
+                recvs[r] = TensorHeader.read(in, r * TensorHeader.LONGS, "alltoall from rank " + r);
+            }
+            return Arrays.asList(exchange(sends, recvs));
+        });
+        long sent = 0;
+        for (int r = 0; r < size; r++) {
+            sent += r == rank ? 0 : sends[r].nbytes();
+        }
+        stats.record("alltoall", sent, sumBytes(out) - out.get(rank).nbytes(), t0);
+        return out;
+    }
+
+    /**
+     * The root's {@code xs.get(r)} goes to rank r; every rank returns its part. Only the root's
+     * {@code xs} is read (one tensor per rank, shapes may differ); others may pass null.
+     */
+    public Tensor scatter(List<Tensor> xs, int root) {
+        checkRoot("scatter", root);
+        long t0 = System.nanoTime();
+        boolean valid = rank != root || (xs != null && xs.size() == size);
+        Tensor[] sends = new Tensor[size];
+        if (rank == root && valid) {
+            for (int r = 0; r < size; r++) {
+                sends[r] = TensorBytes.wireReady(xs.get(r));
+            }
+        }
+        Tensor out = call("scatter", () -> {
+            ByteBuffer all = longBuffer(rank == root ? size : 1);
+            if (rank == root) {
+                LongBuffer longs = all.asLongBuffer();
+                for (int r = 0; r < size; r++) {
+                    if (valid) {
+                        TensorHeader.of(sends[r]).write(longs, r * TensorHeader.LONGS);
+                    } else {
+                        badInput(longs, r * TensorHeader.LONGS, xs == null ? -1 : xs.size());
+                    }
+                }
+            }
+            ByteBuffer mine = longBuffer(1);
+            headerCollectives.scatter(all, TensorHeader.BYTES, MPI.BYTE, mine, TensorHeader.BYTES,
+                    MPI.BYTE, root);
+            LongBuffer h = mine.asLongBuffer();
+            if (h.get(3) == BAD_INPUT) {
+                throw new CommunicationException("scatter: root rank " + root + " must pass one tensor per rank ("
+                        + size + "), but passed " + describeLength(h.get(2)));
+            }
+            TensorHeader[] recvs = new TensorHeader[size];
+            recvs[root] = TensorHeader.read(h, 0, "scatter from root " + root);
+            if (rank != root) {
+                Arrays.fill(sends, null);
+            }
+            return exchange(sends, recvs)[root];
+        });
+        stats.record("scatter", rank == root ? sumBytes(Arrays.asList(sends)) - out.nbytes() : 0,
+                rank == root ? 0 : out.nbytes(), t0);
+        return out;
+    }
+
+    /**
+     * Element-wise reduction over all ranks; every rank returns the result (a new tensor). Every
+     * rank must pass the same dtype and shape; a mismatch is reported on every rank.
+     */
+    public Tensor allreduce(Tensor x, ReduceOp op) {
+        long t0 = System.nanoTime();
+        Tensor out = call("allreduce", () -> reduceImpl("allreduce", x, op, -1));
+        stats.record("allreduce", x.nbytes(), x.nbytes(), t0);
+        return out;
+    }
+
+    /** {@link #allreduce(Tensor, ReduceOp)} with {@link ReduceOp#SUM}. */
+    public Tensor allreduce(Tensor x) {
+        return allreduce(x, ReduceOp.SUM);
+    }
+
+    /**
+     * Element-wise reduction over all ranks, result at {@code root} (other ranks return null).
+     * Every rank must pass the same dtype and shape.
+     */
+    public Tensor reduce(Tensor x, ReduceOp op, int root) {
+        checkRoot("reduce", root);
+        long t0 = System.nanoTime();
+        Tensor out = call("reduce", () -> reduceImpl("reduce", x, op, root));
+        stats.record("reduce", rank == root ? 0 : x.nbytes(), rank == root ? x.nbytes() : 0, t0);
+        return out;
+    }
+
+    private Tensor reduceImpl(String name, Tensor x, ReduceOp op, int root) throws MPIException {
+        TensorHeader h = TensorHeader.of(x);
+        if (op == ReduceOp.MEAN && !h.type.isFloatingPoint()) {
+            throw new CommunicationException(name + ": MEAN needs a floating-point tensor, got " + h);
+        }
+        agreeOnHeader(name, h);
+        WireType staged = h.type.reduceAs == null ? h.type : WireType.of(h.type.reduceAs);
+        Tensor work = h.type.reduceAs == null ? x.contiguous().cpu().clone() : x.cpu().to(h.type.reduceAs).contiguous();
+        mpi.Op mpiOp = switch (op) {
+            case SUM, MEAN -> MPI.SUM;
+            case MAX -> MPI.MAX;
+            case MIN -> MPI.MIN;
+            case PROD -> MPI.PROD;
+        };
+        if (h.type == WireType.BOOL && op == ReduceOp.SUM) {
+            mpiOp = MPI.MAX; // logical or
+        }
+        long nbytes = h.numel * staged.elementSize;
+        long chunk = (collective.chunkBytes() / staged.elementSize) * staged.elementSize;
+        for (long off = 0; off < nbytes; off += chunk) {
+            int len = (int) Math.min(chunk, nbytes - off);
+            ByteBuffer buf = TensorBytes.slice(work, off, len);
+            int count = len / staged.elementSize;
+            if (root < 0) {
+                comm.allReduce(buf, count, staged.mpiType(), mpiOp);
+            } else if (rank == root) {
+                comm.reduce(buf, count, staged.mpiType(), mpiOp, root);
+            } else {
+                comm.reduce(buf, ByteBuffer.allocateDirect(0), count, staged.mpiType(), mpiOp, root);
+            }
+        }
+        if (root >= 0 && rank != root) {
+            return null;
+        }
+        if (op == ReduceOp.MEAN) {
+            work.div_(new Scalar((double) size));
+        }
+        if (h.type == WireType.BOOL) {
+            return work.ne(new Scalar(0L));
+        }
+        return h.type.reduceAs == null ? work : work.to(h.type.scalarType);
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Java objects
+
+    /** Sends a serializable object. */
+    public void sendObj(Serializable obj, int dst, int tag) {
+        send(ObjectCodec.encode(obj), dst, tag);
+    }
+
+    /** Receives an object sent with {@link #sendObj}. */
+    public <T> T recvObj(int src, int tag) {
+        return ObjectCodec.decode(recv(src, tag));
+    }
+
+    /** Broadcasts the root's object (others pass null, or anything: it is ignored). */
+    public <T extends Serializable> T bcastObj(T obj, int root) {
+        return ObjectCodec.decode(bcast(rank == root ? ObjectCodec.encode(obj) : null, root));
+    }
+
+    /** The root gets every rank's object in rank order; others get an empty list. */
+    public <T extends Serializable> List<T> gatherObj(T obj, int root) {
+        return ObjectCodec.decodeAll(gather(ObjectCodec.encode(obj), root));
+    }
+
+    /** Every rank gets every rank's object in rank order. */
+    public <T extends Serializable> List<T> allgatherObj(T obj) {
+        return ObjectCodec.decodeAll(allgather(ObjectCodec.encode(obj)));
+    }
+
+    /** Folds every rank's object in rank order with {@code op}; identical on every rank. */
+    public <T extends Serializable> T allreduceObj(T obj, BinaryOperator<T> op) {
+        List<T> all = allgatherObj(obj);
+        T acc = all.get(0);
+        for (int r = 1; r < all.size(); r++) {
+            acc = op.apply(acc, all.get(r));
+        }
+        return acc;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Models
+
+    /** Broadcasts every parameter and buffer of {@code module} from {@code root}, in place. */
+    public void bcastData(Module module, int root) {
+        ModelSync.bcastData(this, module, root);
+    }
+
+    /**
+     * Replaces every parameter's gradient by its mean over the ranks (missing gradients count as
+     * zeros), in parameter order, with one allreduce.
+     */
+    public void meanGrad(Module module) {
+        ModelSync.meanGrad(this, module);
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Failure
+
+    /** Ends the whole job: every rank exits with a non-zero code. */
+    public void abort(int code) {
+        try {
+            comm.abort(code);
+        } catch (MPIException e) {
+            Runtime.getRuntime().halt(code);
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (Intracomm c : owned) {
+            try {
+                c.free();
+            } catch (MPIException e) {
+                throw new CommunicationException("freeing a communicator: " + e.getMessage(), e);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Internals
+
+    /**
+     * Payload exchange after the headers are known: {@code sends[r]} goes to r (null: nothing),
+     * {@code recvs[r]} says what comes from r (null: nothing). Nonblocking, so order does not
+     * matter; the tensor this rank sends to itself is copied.
+     */
+    private Tensor[] exchange(Tensor[] sends, TensorHeader[] recvs) throws MPIException {
+        Tensor[] got = new Tensor[size];
+        List<Request> requests = new ArrayList<>();
+        for (int r = 0; r < size; r++) {
+            if (recvs[r] == null) {
+                continue;
+            }
+            if (r == rank) {
+                got[r] = sends[r].clone();
+                continue;
+            }
+            got[r] = recvs[r].allocate();
+            collective.irecvPayload(got[r], recvs[r].nbytes, r, COLLECTIVE_TAG, requests);
+        }
+        for (int i = 1; i < size; i++) {
+            int r = (rank + i) % size; // staggered so that ranks do not all hit rank 0 first
+            if (sends[r] != null) {
+                collective.isendPayload(sends[r], sends[r].nbytes(), r, COLLECTIVE_TAG, requests);
+            }
+        }
+        Wire.waitAll(requests);
+        Reference.reachabilityFence(sends);
+        return got;
+    }
+
+    private TensorHeader[] allgatherHeaders(Tensor w, String op) throws MPIException {
+        ByteBuffer all = longBuffer(size);
+        headerCollectives.allGather(headerOf(w), TensorHeader.BYTES, MPI.BYTE, all,
+                TensorHeader.BYTES, MPI.BYTE);
+        LongBuffer h = all.asLongBuffer();
+        TensorHeader[] headers = new TensorHeader[size];
+        for (int r = 0; r < size; r++) {
+            headers[r] = TensorHeader.read(h, r * TensorHeader.LONGS, op + " from rank " + r);
+        }
+        return headers;
+    }
+
+    /** Every rank must hold the same dtype and shape; if not, every rank throws naming them all. */
+    private void agreeOnHeader(String op, TensorHeader mine) throws MPIException {
+        long fp = mine.fingerprint();
+        long[] range = {fp, -fp};
+        headerCollectives.allReduce(range, 2, MPI.LONG, MPI.MAX);
+        if (range[0] == fp && -range[1] == fp) {
+            return;
+        }
+        ByteBuffer buf = longBuffer(1);
+        mine.write(buf.asLongBuffer(), 0);
+        ByteBuffer all = longBuffer(size);
+        headerCollectives.allGather(buf, TensorHeader.BYTES, MPI.BYTE, all, TensorHeader.BYTES, MPI.BYTE);
+        List<String> shapes = new ArrayList<>();
+        for (int r = 0; r < size; r++) {
+            shapes.add("rank " + r + ": " + TensorHeader.read(all.asLongBuffer(), r * TensorHeader.LONGS, op));
+        }
+        throw new CommunicationException(op + ": every rank must pass the same dtype and shape, got "
+                + String.join(", ", shapes));
+    }
+
+    private static Tensor viewOf(Tensor flat, long offset, TensorHeader h) {
+        Tensor bytes = flat.narrow(0, offset, h.nbytes);
+        Tensor typed = h.type == WireType.UINT8 ? bytes : bytes.view(h.type.scalarType);
+        return typed.view(h.shape);
+    }
+
+    private static long align(long n) {
+        return (n + 63) & ~63L;
+    }
+
+    private static ByteBuffer headerOf(Tensor w) {
+        ByteBuffer buf = longBuffer(1);
+        TensorHeader.of(w).write(buf.asLongBuffer(), 0);
+        return buf;
+    }
+
+    private static ByteBuffer longBuffer(int headers) {
+        return ByteBuffer.allocateDirect(headers * TensorHeader.BYTES).order(ByteOrder.nativeOrder());
+    }
+
+    private static void badInput(LongBuffer longs, int at, long length) {
+        longs.put(at + 2, length);
+        longs.put(at + 3, BAD_INPUT);
+    }
+
+    private static String describeLength(long length) {
+        return length < 0 ? "no list (null)" : "a list of " + length;
+    }
+
+    private static long sumBytes(List<Tensor> ts) {
+        long n = 0;
+        for (Tensor t : ts) {
+            n += t == null ? 0 : t.nbytes();
+        }
+        return n;
+    }
+
+    private String ctx(String op, int peer, int tag) {
+        return op + " (rank " + rank + (op.contains("send") ? " to rank " : " from rank ") + peer
+                + ", tag " + tag + ")";
+    }
+
+    private void checkPeer(String op, int peer, boolean selfAllowed) {
+        if (peer < 0 || peer >= size) {
+            throw new CommunicationException(op + " on rank " + rank + ": peer rank " + peer
+                    + " is outside [0, " + size + ")");
+        }
+        if (peer == rank && !selfAllowed) {
+            throw new CommunicationException(op + " on rank " + rank + ": a blocking " + op
+                    + " to oneself would deadlock; use isend/irecv or keep the tensor");
+        }
+    }
+
+    private void checkRoot(String op, int root) {
+        if (root < 0 || root >= size) {
+            throw new CommunicationException(op + " on rank " + rank + ": root rank " + root
+                    + " is outside [0, " + size + ")");
+        }
+    }
+
+    @FunctionalInterface
+    private interface MpiCall<T> {
+        T call() throws MPIException;
+    }
+
+    private static <T> T call(String op, MpiCall<T> body) {
+        try {
+            return body.call();
+        } catch (MPIException e) {
+            throw new CommunicationException(op + ": MPI error: " + e.getMessage(), e);
+        }
+    }
+}

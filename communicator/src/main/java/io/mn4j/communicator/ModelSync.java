@@ -1,0 +1,65 @@
+package io.mn4j.communicator;
+
+import org.bytedeco.pytorch.Module;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorVector;
+import org.bytedeco.pytorch.global.torch;
+
+/**
+ * Data-parallel helpers on a LibTorch {@link Module}: the same initial parameters on every rank,
+ * and gradients averaged across ranks. Parameters are visited in the module's registration order,
+ * which is the same on every rank that built the same model.
+ */
+public final class ModelSync {
+    private ModelSync() {
+    }
+
+    /** Broadcasts every parameter and buffer of {@code module} from {@code root}, in place. */
+    public static void bcastData(Communicator comm, Module module, int root) {
+        TensorVector params = module.parameters(true);
+        TensorVector buffers = module.buffers(true);
+        try (var noGrad = new org.bytedeco.pytorch.NoGradGuard()) {
+            for (long i = 0; i < params.size(); i++) {
+                comm.bcastInto(params.get(i), root);
+            }
+            for (long i = 0; i < buffers.size(); i++) {
+                comm.bcastInto(buffers.get(i), root);
+            }
+        }
+    }
+
+    /**
+     * Replaces every parameter's gradient by its mean over the ranks, with one allreduce of all
+     * gradients flattened together. A parameter without a gradient counts as zeros and gets one.
+     */
+    public static void meanGrad(Communicator comm, Module module) {
+        TensorVector params = module.parameters(true);
+        int n = (int) params.size();
+        if (n == 0) {
+            return;
+        }
+        Tensor[] grads = new Tensor[n];
+        try (var noGrad = new org.bytedeco.pytorch.NoGradGuard()) {
+            for (int i = 0; i < n; i++) {
+                Tensor p = params.get(i);
+                Tensor g = p.grad();
+                grads[i] = g.defined() ? g.reshape(-1) : torch.zeros_like(p).reshape(-1);
+            }
+            Tensor flat = torch.cat(new TensorVector(grads));
+            Tensor mean = comm.allreduce(flat, ReduceOp.MEAN);
+            long offset = 0;
+            for (int i = 0; i < n; i++) {
+                Tensor p = params.get(i);
+                long numel = p.numel();
+                Tensor part = mean.narrow(0, offset, numel).view(p.sizes());
+                offset += numel;
+                Tensor g = p.grad();
+                if (g.defined()) {
+                    g.copy_(part);
+                } else {
+                    p.mutable_grad().put(part.clone());
+                }
+            }
+        }
+    }
+}

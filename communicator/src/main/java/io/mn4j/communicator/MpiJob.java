@@ -1,0 +1,117 @@
+package io.mn4j.communicator;
+
+import mpi.Intracomm;
+import mpi.MPI;
+import mpi.MPIException;
+import org.bytedeco.javacpp.Loader;
+import org.bytedeco.pytorch.global.torch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The life of an MPI job in one process: initialization of MPI and LibTorch, the world
+ * communicator, the rule that a failure on any rank ends every rank, and finalization.
+ */
+final class MpiJob {
+    private static final Logger LOG = LoggerFactory.getLogger(MpiJob.class);
+    private static Communicator world;
+    private static volatile boolean failing;
+
+    private MpiJob() {
+    }
+
+    static synchronized Communicator world() {
+        if (world != null) {
+            return world;
+        }
+        try {
+            if (!MPI.isInitialized()) {
+                int provided = MPI.InitThread(new String[0], MPI.THREAD_MULTIPLE);
+                if (provided < MPI.THREAD_MULTIPLE) {
+                    LOG.warn("MPI granted thread level {} < THREAD_MULTIPLE: call MPI from one thread at a time",
+                            provided);
+                }
+            }
+            Thread.setDefaultUncaughtExceptionHandler((thread, error) -> fail(error));
+            Intracomm comm = MPI.COMM_WORLD;
+            Communicator c = new Communicator(comm, false);
+            loadLibTorchOneRankPerNodeFirst(comm, c.intraRank());
+            setThreads(c.intraSize());
+            world = c;
+            Runtime.getRuntime().addShutdownHook(new Thread(MpiJob::finish, "mn4j-finalize"));
+            return c;
+        } catch (MPIException e) {
+            throw new CommunicationException("MPI initialization failed: " + e.getMessage(), e);
+        }
+    }
+
+    static void run(Communicator.JobBody body) {
+        try {
+            body.run(world());
+        } catch (Throwable t) {
+            fail(t);
+        }
+        finish();
+    }
+
+    /**
+     * JavaCPP unpacks LibTorch's native libraries into a cache on first use; two processes doing
+     * it at once corrupt it (SIGBUS in dlopen). The first rank of each node loads them, then the rest.
+     */
+    private static void loadLibTorchOneRankPerNodeFirst(Intracomm comm, int intraRank) throws MPIException {
+        Intracomm node = comm.splitType(Intracomm.TYPE_SHARED, 0, MPI.INFO_NULL);
+        if (intraRank == 0) {
+            Loader.load(torch.class);
+        }
+        node.barrier();
+        if (intraRank != 0) {
+            Loader.load(torch.class);
+        }
+        node.free();
+    }
+
+    private static void setThreads(int ranksOnNode) {
+        String forced = System.getenv("MN4J_THREADS");
+        int cores = Runtime.getRuntime().availableProcessors();
+        int threads = forced != null ? Integer.parseInt(forced.trim()) : Math.max(1, cores / ranksOnNode);
+        torch.set_num_threads(threads);
+        LOG.debug("LibTorch intra-op threads: {} ({} cores, {} ranks on this node)", threads, cores, ranksOnNode);
+    }
+
+    /** Prints the failure and ends every rank of the job, non-zero. */
+    static void fail(Throwable error) {
+        if (failing) {
+            return;
+        }
+        failing = true;
+        int rank = -1;
+        try {
+            rank = MPI.isInitialized() ? MPI.COMM_WORLD.getRank() : -1;
+        } catch (MPIException ignored) {
+            // the rank is only for the message
+        }
+        // stderr on purpose: the one message that must reach the user even without a logger
+        System.err.println("mn4j: rank " + rank + " failed, ending the job: " + error);
+        error.printStackTrace(System.err);
+        System.err.flush();
+        try {
+            MPI.COMM_WORLD.abort(1);
+        } catch (Throwable t) {
+            Runtime.getRuntime().halt(1);
+        }
+        Runtime.getRuntime().halt(1);
+    }
+
+    static synchronized void finish() {
+        if (failing) {
+            return;
+        }
+        try {
+            if (MPI.isInitialized() && !MPI.isFinalized()) {
+                MPI.Finalize();
+            }
+        } catch (MPIException e) {
+            LOG.warn("MPI_Finalize failed: {}", e.getMessage());
+        }
+    }
+}

@@ -1,0 +1,128 @@
+package io.mn4j.communicator;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import mpi.MPIException;
+import mpi.Request;
+import org.bytedeco.pytorch.Tensor;
+
+/**
+ * A nonblocking tensor receive in flight. The header arrives first; only then can the payload
+ * receive be posted (its size is in the header), so the transfer needs {@link #test()} or
+ * {@link #waitFor()} calls to advance. Receives from the same (source, tag) complete in the order
+ * they were posted, whatever order they are tested in.
+ */
+public final class RecvHandle {
+    private final Wire wire;
+    private final long key;
+    private final int src;
+    private final int tag;
+    private final String context;
+    private ByteBuffer header;
+    private Request headerRequest;
+    private RecvHandle predecessor;
+    private List<Request> payload;
+    private Tensor out;
+    private long bytes;
+    private boolean done;
+
+    RecvHandle(Wire wire, long key, int src, int tag, ByteBuffer header, Request headerRequest,
+            String context) {
+        this.wire = wire;
+        this.key = key;
+        this.src = src;
+        this.tag = tag;
+        this.header = header;
+        this.headerRequest = headerRequest;
+        this.context = context;
+    }
+
+    void follow(RecvHandle previous) {
+        this.predecessor = previous;
+    }
+
+    /** Payload bytes received; known once {@link #test()} has returned true. */
+    public long bytes() {
+        return bytes;
+    }
+
+    /** True once the tensor has arrived; never blocks. */
+    public synchronized boolean test() {
+        try {
+            if (done) {
+                return true;
+            }
+            if (!postPayload(false)) {
+                return false;
+            }
+            for (Request r : payload) {
+                if (!r.test()) {
+                    return false;
+                }
+            }
+            finish();
+            return true;
+        } catch (MPIException e) {
+            throw new CommunicationException(context + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Blocks until the tensor has arrived and returns it. */
+    public synchronized Tensor waitFor() {
+        try {
+            if (!done) {
+                postPayload(true);
+                Wire.waitAll(payload);
+                finish();
+            }
+            return out;
+        } catch (MPIException e) {
+            throw new CommunicationException(context + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** The received tensor; only after {@link #test()} returned true or {@link #waitFor()}. */
+    public synchronized Tensor get() {
+        if (!done) {
+            throw new IllegalStateException(context + ": the receive has not completed yet");
+        }
+        return out;
+    }
+
+    /** Posts the payload receive once the header is in; true when it is posted. */
+    synchronized boolean postPayload(boolean block) throws MPIException {
+        if (payload != null) {
+            return true;
+        }
+        if (predecessor != null) {
+            if (!predecessor.postPayload(block)) {
+                return false;
+            }
+            predecessor = null;
+        }
+        if (block) {
+            headerRequest.waitFor();
+        } else if (!headerRequest.test()) {
+            return false;
+        }
+        headerRequest = null;
+        TensorHeader h = TensorHeader.read(header.asLongBuffer(), 0, context);
+        out = h.allocate();
+        bytes = h.nbytes;
+        payload = new ArrayList<>();
+        if (h.nbytes <= Wire.INLINE_BYTES) {
+            TensorBytes.copyIn(out, header, TensorHeader.BYTES, h.nbytes);
+        } else {
+            wire.irecvPayload(out, h.nbytes, src, tag, payload);
+        }
+        header = null;
+        wire.posted(key, this);
+        return true;
+    }
+
+    private void finish() {
+        done = true;
+        payload = List.of();
+    }
+}

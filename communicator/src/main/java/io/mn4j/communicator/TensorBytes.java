@@ -1,0 +1,56 @@
+package io.mn4j.communicator;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import org.bytedeco.javacpp.BytePointer;
+import org.bytedeco.javacpp.Pointer;
+import org.bytedeco.pytorch.Tensor;
+
+/**
+ * Direct {@link ByteBuffer}s over a tensor's own memory, which is what lets MPI send from and
+ * receive into tensors without a copy. MPI's Java bindings read a direct buffer from its start
+ * (not its position), so a chunk at an offset needs a buffer of its own.
+ */
+final class TensorBytes {
+    private TensorBytes() {
+    }
+
+    /** True if MPI can use the tensor's memory as it is. */
+    static boolean isWireReady(Tensor t) {
+        return !t.is_cuda() && t.is_contiguous();
+    }
+
+    /** The tensor itself when it is a contiguous CPU tensor, otherwise a contiguous CPU copy. */
+    static Tensor wireReady(Tensor t) {
+        if (isWireReady(t)) {
+            return t;
+        }
+        return t.is_cuda() ? t.cpu().contiguous() : t.contiguous();
+    }
+
+    /** Bytes [offset, offset+length) of a contiguous CPU tensor as a direct buffer. */
+    static ByteBuffer slice(Tensor t, long offset, long length) {
+        BytePointer p = new BytePointer(t.data_ptr());
+        p.position(offset).capacity(offset + length);
+        return p.asByteBuffer().order(ByteOrder.nativeOrder());
+    }
+
+    /** Copies {@code length} bytes from a direct buffer into a tensor's memory. */
+    static void copyIn(Tensor t, ByteBuffer from, long fromOffset, long length) {
+        if (length == 0) {
+            return;
+        }
+        Pointer dst = t.data_ptr();
+        BytePointer src = new BytePointer(from).position(fromOffset);
+        Pointer.memcpy(dst, src, length);
+    }
+
+    /** Copies a tensor's bytes into a direct buffer at an offset. */
+    static void copyOut(Tensor t, ByteBuffer to, long toOffset, long length) {
+        if (length == 0) {
+            return;
+        }
+        BytePointer dst = new BytePointer(to).position(toOffset);
+        Pointer.memcpy(dst, t.data_ptr(), length);
+    }
+}

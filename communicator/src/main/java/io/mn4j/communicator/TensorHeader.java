@@ -1,0 +1,98 @@
+package io.mn4j.communicator;
+
+import java.nio.LongBuffer;
+import java.util.Arrays;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorOptions;
+import org.bytedeco.pytorch.global.torch;
+
+/**
+ * Shape and dtype of a tensor as they travel in front of its data: a fixed block of
+ * {@link #LONGS} longs, so that a receiver can post one receive without knowing the size.
+ */
+final class TensorHeader {
+    static final int MAX_DIMS = 12;
+    static final int LONGS = 4 + MAX_DIMS;
+    static final int BYTES = LONGS * Long.BYTES;
+    private static final long MAGIC = 0x6d6e346a00000000L; // "mn4j"
+
+    final WireType type;
+    final long[] shape;
+    final long numel;
+    final long nbytes;
+
+    TensorHeader(WireType type, long[] shape) {
+        this.type = type;
+        this.shape = shape;
+        long n = 1;
+        for (long d : shape) {
+            n *= d;
+        }
+        this.numel = n;
+        this.nbytes = n * type.elementSize;
+    }
+
+    static TensorHeader of(Tensor t) {
+        long[] shape = t.sizes().vec().get();
+        if (shape.length > MAX_DIMS) {
+            throw new CommunicationException("tensors of more than " + MAX_DIMS
+                    + " dimensions cannot be communicated; got " + shape.length + " dimensions");
+        }
+        return new TensorHeader(WireType.of(t.scalar_type()), shape);
+    }
+
+    void write(LongBuffer out, int at) {
+        out.put(at, MAGIC | type.code);
+        out.put(at + 1, shape.length);
+        out.put(at + 2, nbytes);
+        out.put(at + 3, 0);
+        for (int i = 0; i < MAX_DIMS; i++) {
+            out.put(at + 4 + i, i < shape.length ? shape[i] : 0);
+        }
+    }
+
+    static TensorHeader read(LongBuffer in, int at, String context) {
+        long magic = in.get(at);
+        if ((magic & 0xffffffff00000000L) != MAGIC) {
+            throw new CommunicationException(context + ": received a message that is not an mn4j "
+                    + "tensor header (mismatched send/recv pairing or tags?)");
+        }
+        WireType type = WireType.ofCode(magic & 0xffffffffL);
+        long ndim = in.get(at + 1);
+        if (ndim < 0 || ndim > MAX_DIMS) {
+            throw new CommunicationException(context + ": corrupt header with " + ndim + " dimensions");
+        }
+        long[] shape = new long[(int) ndim];
+        for (int i = 0; i < ndim; i++) {
+            shape[i] = in.get(at + 4 + i);
+        }
+        return new TensorHeader(type, shape);
+    }
+
+    Tensor allocate() {
+        return torch.empty(shape, new TensorOptions(type.scalarType), null);
+    }
+
+    boolean matches(Tensor t) {
+        return type.scalarType.value == t.scalar_type().value && Arrays.equals(shape, t.sizes().vec().get());
+    }
+
+    /** A hash of dtype and shape, for a cheap agreement check across ranks. */
+    long fingerprint() {
+        long h = type.code;
+        h = h * 1_000_003L + shape.length;
+        for (long d : shape) {
+            h = h * 1_000_003L + d;
+        }
+        return h & Long.MAX_VALUE;
+    }
+
+    @Override
+    public String toString() {
+        return type.label + Arrays.toString(shape);
+    }
+
+    static String describe(Tensor t) {
+        return of(t).toString();
+    }
+}

@@ -1,0 +1,97 @@
+package io.mn4j.mpitests;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import org.bytedeco.javacpp.Loader;
+import org.bytedeco.pytorch.global.torch;
+
+/**
+ * Launches {@code mpirun -np N java ... <main> <args>} on the current class path, with a timeout
+ * that kills the whole job, and collects what each rank wrote. Output of the ranks goes to a file
+ * (never to this JVM's stdout, which Surefire uses as its channel).
+ */
+public final class MpiLauncher {
+    /** What a launch left behind. */
+    public record Result(int ranks, int exitCode, boolean timedOut, double seconds, String output,
+            Map<Integer, List<String>> rankLines, Path dir) {
+
+        /** Every rank's output and result lines, for failure messages. */
+        public String describe() {
+            StringBuilder sb = new StringBuilder();
+            sb.append("mpirun -np ").append(ranks).append(timedOut ? " TIMED OUT" : " exit " + exitCode)
+                    .append(" after ").append(String.format("%.1f", seconds)).append(" s\n--- output ---\n")
+                    .append(output);
+            rankLines.forEach((r, lines) -> sb.append("\n--- rank ").append(r).append(" ---\n")
+                    .append(String.join("\n", lines)));
+            return sb.toString();
+        }
+    }
+
+    private static boolean warmedUp;
+
+    private MpiLauncher() {
+    }
+
+    /** Runs {@link ScenarioMain} with a suite under {@code mpirun -np ranks}. */
+    public static Result runSuite(int ranks, Class<? extends ScenarioSuite> suite, long timeoutSeconds,
+            String... scenarios) throws IOException, InterruptedException {
+        Path dir = Files.createTempDirectory("mn4j-" + suite.getSimpleName() + "-np" + ranks + "-");
+        List<String> args = new ArrayList<>(List.of(dir.toString(), suite.getName()));
+        args.addAll(List.of(scenarios));
+        return run(ranks, ScenarioMain.class.getName(), args, dir, timeoutSeconds);
+    }
+
+    /** Runs any main class under {@code mpirun -np ranks}; results are read from {@code dir}. */
+    public static Result run(int ranks, String mainClass, List<String> args, Path dir, long timeoutSeconds)
+            throws IOException, InterruptedException {
+        warmUpNativeCache();
+        List<String> cmd = new ArrayList<>(List.of("mpirun", "-np", String.valueOf(ranks),
+                "--oversubscribe", "--bind-to", "none", "--mca", "mpi_yield_when_idle", "1",
+                "--mca", "btl", "self,vader",
+                "java", "-cp", System.getProperty("java.class.path"),
+                "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss4m",
+                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", mainClass));
+        cmd.addAll(args);
+        ProcessBuilder pb = new ProcessBuilder(cmd);
+        pb.environment().put("OMPI_ALLOW_RUN_AS_ROOT", "1");
+        pb.environment().put("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        pb.environment().put("OMPI_MCA_rmaps_base_oversubscribe", "1");
+        File log = dir.resolve("mpirun.log").toFile();
+        pb.redirectErrorStream(true).redirectOutput(log);
+        long t0 = System.nanoTime();
+        Process p = pb.start();
+        boolean finished = p.waitFor(timeoutSeconds, TimeUnit.SECONDS);
+        if (!finished) {
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
+            p.destroyForcibly();
+            p.waitFor(10, TimeUnit.SECONDS);
+        }
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        Map<Integer, List<String>> lines = new TreeMap<>();
+        for (int r = 0; r < ranks; r++) {
+            Path f = dir.resolve("rank-" + r + ".tsv");
+            lines.put(r, Files.exists(f) ? Files.readAllLines(f, StandardCharsets.UTF_8) : List.of());
+        }
+        String output = Files.readString(log.toPath(), StandardCharsets.UTF_8);
+        return new Result(ranks, finished ? p.exitValue() : -1, !finished, seconds, output, lines, dir);
+    }
+
+    /**
+     * JavaCPP unpacks native libraries on first use and concurrent unpacking corrupts its cache:
+     * make sure this JVM has done it before any rank starts.
+     */
+    private static synchronized void warmUpNativeCache() {
+        if (!warmedUp) {
+            Loader.load(torch.class);
+            warmedUp = true;
+        }
+    }
+}

@@ -1,0 +1,84 @@
+package io.mn4j.mpitests;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.DynamicContainer;
+import org.junit.jupiter.api.DynamicNode;
+import org.junit.jupiter.api.DynamicTest;
+
+/**
+ * Turns launches of a scenario suite into JUnit dynamic tests: one container per rank count,
+ * one test per scenario that passes when every rank recorded every check of it as passed.
+ */
+public final class MpiSuiteTests {
+    private MpiSuiteTests() {
+    }
+
+    public static Stream<DynamicNode> forRanks(Class<? extends ScenarioSuite> suite, long timeoutSeconds,
+            int... rankCounts) {
+        List<DynamicNode> nodes = new ArrayList<>();
+        for (int np : rankCounts) {
+            nodes.add(DynamicContainer.dynamicContainer("np=" + np, launch(suite, np, timeoutSeconds)));
+        }
+        return nodes.stream();
+    }
+
+    private static Stream<DynamicNode> launch(Class<? extends ScenarioSuite> suite, int np, long timeout) {
+        MpiLauncher.Result result;
+        try {
+            result = MpiLauncher.runSuite(np, suite, timeout);
+        } catch (Exception e) {
+            return Stream.of(DynamicTest.dynamicTest("launch", () -> fail("could not launch mpirun", e)));
+        }
+        Map<String, List<String>> failures = new LinkedHashMap<>();
+        Map<String, Integer> passes = new LinkedHashMap<>();
+        result.rankLines().forEach((rank, lines) -> {
+            for (String line : lines) {
+                String[] f = line.split("\t", 4);
+                if (f.length < 3) {
+                    continue;
+                }
+                failures.computeIfAbsent(f[1], k -> new ArrayList<>());
+                if (f[0].equals("PASS")) {
+                    passes.merge(f[1], 1, Integer::sum);
+                } else {
+                    failures.get(f[1]).add("rank " + rank + " " + f[2] + ": "
+                            + (f.length > 3 ? f[3].replace("\\n", "\n").replace("\\t", "\t") : ""));
+                }
+            }
+        });
+        List<DynamicNode> tests = new ArrayList<>();
+        MpiLauncher.Result r = result;
+        tests.add(DynamicTest.dynamicTest("job completed", () -> {
+            assertFalse(r.timedOut(), () -> "job hung:\n" + r.describe());
+            assertEquals(0, r.exitCode(), () -> "job failed:\n" + r.describe());
+        }));
+        try {
+            ScenarioSuite instance = suite.getDeclaredConstructor().newInstance();
+            for (String name : instance.scenarios().keySet()) {
+                tests.add(DynamicTest.dynamicTest(name, () -> {
+                    List<String> f = failures.get(name);
+                    if (f == null) {
+                        fail("scenario did not report on any rank:\n" + r.describe());
+                    }
+                    if (!f.isEmpty()) {
+                        fail(String.join("\n", f));
+                    }
+                    if (passes.getOrDefault(name, 0) == 0) {
+                        fail("scenario recorded no check");
+                    }
+                }));
+            }
+        } catch (ReflectiveOperationException e) {
+            tests.add(DynamicTest.dynamicTest("suite", () -> fail(e)));
+        }
+        return tests.stream();
+    }
+}
