@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The whole test suite: set up (Open MPI, mpi.jar, data), build, run unit tests and the
+# multi-rank tests (real mpirun jobs with 1, 2, 3 and 4 ranks).
+set -euo pipefail
+cd "$(dirname "$0")"
+ompi=$(scripts/setup.sh)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+exec mvn -B -ntp -Dopenmpi.version="$ompi" verify "$@"
