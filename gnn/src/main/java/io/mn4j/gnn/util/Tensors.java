@@ -209,14 +209,28 @@ public final class Tensors {
      */
     public static Tensor own(Tensor t) {
         if (t == null) return null;
-        Tensor h = new Tensor(t);
+        return unscoped(new Tensor(t));
+    }
+
+    /**
+     * Takes a just-created pointer out of the innermost {@link PointerScope} (if it was attached to
+     * it), so that only {@code close()} or the garbage collector release it.
+     */
+    public static <T extends Pointer> T unscoped(T p) {
         PointerScope inner = PointerScope.getInnerScope();
-        if (inner != null) {
-            // detach() releases one reference and would free a handle held by nothing else.
-            h.retainReference();
-            inner.detach(h);
+        if (inner != null && attaches(inner, p)) {
+            // detach() releases one reference and would free a pointer held by nothing else.
+            p.retainReference();
+            inner.detach(p);
         }
-        return h;
+        return p;
+    }
+
+    private static boolean attaches(PointerScope s, Pointer p) {
+        Class<? extends Pointer>[] fc = s.forClasses();
+        if (fc == null || fc.length == 0) return true;
+        for (Class<? extends Pointer> c : fc) if (c.isInstance(p)) return true;
+        return false;
     }
 
     /**
