@@ -9,6 +9,8 @@ import org.bytedeco.javacpp.LongPointer;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch.ScalarType;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Synthetic graphs that need no download.
@@ -30,6 +32,7 @@ import org.bytedeco.pytorch.global.torch.ScalarType;
  * take about a second.
  */
 public final class SyntheticGraphs {
+    private static final Logger LOG = LoggerFactory.getLogger(SyntheticGraphs.class);
     private static final int CHUNK = 1 << 15;
 
     private SyntheticGraphs() {}
@@ -93,6 +96,7 @@ public final class SyntheticGraphs {
         if (avgDegree < 0 || (n <= 1 && avgDegree > 0)) throw new IllegalArgumentException("bad average degree " + avgDegree + " for " + n + " nodes");
         if (featureSize < 0) throw new IllegalArgumentException("featureSize must be >= 0");
         int chunks = (n + CHUNK - 1) / CHUNK;
+        long t0 = System.nanoTime();
 
         // 1. Classes, and the members of each class.
         int[] label = new int[n];
@@ -107,6 +111,7 @@ public final class SyntheticGraphs {
         int[] next = Arrays.copyOf(classStart, classes);
         for (int i = 0; i < n; i++) members[next[label[i]]++] = i;
 
+        long t1 = System.nanoTime();
         // 2. Number of edges each node starts, then the edges themselves.
         double half = avgDegree / 2.0;
         int base = (int) Math.floor(half);
@@ -143,58 +148,69 @@ public final class SyntheticGraphs {
             }
         });
 
-        // 3. Symmetric CSR: row v gets u for every edge {u, v}; then sort rows and drop duplicates.
-        long[] rowStart = new long[n + 1];
-        for (int u = 0; u < n; u++) {
-            for (long k = stubStart[u]; k < stubStart[u + 1]; k++) {
-                int v = target[(int) k];
-                if (v == u) continue;
-                rowStart[u + 1]++;
-                rowStart[v + 1]++;
-            }
-        }
-        for (int i = 0; i < n; i++) rowStart[i + 1] += rowStart[i];
-        int[] adj = new int[(int) rowStart[n]];
-        long[] fill = Arrays.copyOf(rowStart, n);
-        for (int u = 0; u < n; u++) {
-            for (long k = stubStart[u]; k < stubStart[u + 1]; k++) {
-                int v = target[(int) k];
-                if (v == u) continue;
-                adj[(int) fill[u]++] = v;
-                adj[(int) fill[v]++] = u;
-            }
-        }
-        long[] rowLen = new long[n + 1];
-        IntStream.range(0, chunks).parallel().forEach(ch -> {
-            for (int i = ch * CHUNK, end = Math.min(n, i + CHUNK); i < end; i++) {
-                int from = (int) rowStart[i], to = (int) rowStart[i + 1];
-                Arrays.sort(adj, from, to);
-                int p = from;
-                for (int k = from; k < to; k++) if (k == from || adj[k] != adj[k - 1]) adj[p++] = adj[k];
-                rowLen[i + 1] = p - from;
+        long t2 = System.nanoTime();
+        // 3. Symmetric CSR. Row u already holds the targets of its own edges (a forward CSR with
+        // row pointers stubStart); the reverse entries are its transpose, scattered in parallel by
+        // ranges of destination rows (each task scans all edges in order, so the result does not
+        // depend on the number of tasks). Then each row's union is sorted and deduplicated.
+        int tasks = Math.max(1, Math.min(chunks, Runtime.getRuntime().availableProcessors()));
+        long[] revStart = new long[n + 1];
+        IntStream.range(0, tasks).parallel().forEach(t -> {
+            int lo = (int) ((long) n * t / tasks), hi = (int) ((long) n * (t + 1) / tasks);
+            for (int u = 0; u < n; u++) {
+                for (long k = stubStart[u]; k < stubStart[u + 1]; k++) {
+                    int v = target[(int) k];
+                    if (v >= lo && v < hi && v != u) revStart[v + 1]++;
+                }
             }
         });
-        long[] rowptr = rowLen;
+        for (int i = 0; i < n; i++) revStart[i + 1] += revStart[i];
+        int[] rev = new int[(int) revStart[n]];
+        IntStream.range(0, tasks).parallel().forEach(t -> {
+            int lo = (int) ((long) n * t / tasks), hi = (int) ((long) n * (t + 1) / tasks);
+            long[] fill = Arrays.copyOfRange(revStart, lo, hi);
+            for (int u = 0; u < n; u++) {
+                for (long k = stubStart[u]; k < stubStart[u + 1]; k++) {
+                    int v = target[(int) k];
+                    if (v >= lo && v < hi && v != u) rev[(int) fill[v - lo]++] = u;
+                }
+            }
+        });
+        int[][] rowsOfChunk = new int[chunks][];
+        long[] rowptr = new long[n + 1];
+        IntStream.range(0, chunks).parallel().forEach(ch -> {
+            int first = ch * CHUNK, end = Math.min(n, first + CHUNK);
+            int[] buf = new int[(int) (stubStart[end] - stubStart[first] + revStart[end] - revStart[first])];
+            int p = 0;
+            for (int i = first; i < end; i++) {
+                int from = p;
+                for (long k = stubStart[i]; k < stubStart[i + 1]; k++) if (target[(int) k] != i) buf[p++] = target[(int) k];
+                for (long k = revStart[i]; k < revStart[i + 1]; k++) buf[p++] = rev[(int) k];
+                Arrays.sort(buf, from, p);
+                int q = from;
+                for (int k = from; k < p; k++) if (k == from || buf[k] != buf[k - 1]) buf[q++] = buf[k];
+                p = q;
+                rowptr[i + 1] = q - from;
+            }
+            rowsOfChunk[ch] = Arrays.copyOf(buf, p);
+        });
         for (int i = 0; i < n; i++) rowptr[i + 1] += rowptr[i];
-
+        long t3 = System.nanoTime();
         try (PointerScope scope = new PointerScope()) {
             Tensor col = Tensors.empty(ScalarType.Long, rowptr[n]);
             if (rowptr[n] > 0) {
                 LongPointer cp = new LongPointer(col.data_ptr());
                 IntStream.range(0, chunks).parallel().forEach(ch -> {
-                    int first = ch * CHUNK, end = Math.min(n, first + CHUNK);
-                    long outStart = rowptr[first];
-                    long[] buf = new long[(int) (rowptr[end] - outStart)];
-                    int p = 0;
-                    for (int i = first; i < end; i++) {
-                        for (int k = (int) rowStart[i], e = (int) (rowStart[i] + rowptr[i + 1] - rowptr[i]); k < e; k++) buf[p++] = adj[k];
-                    }
-                    new LongPointer(cp).position(outStart).put(buf, 0, p);
+                    int[] rows = rowsOfChunk[ch];
+                    long[] buf = new long[rows.length];
+                    for (int k = 0; k < rows.length; k++) buf[k] = rows[k];
+                    new LongPointer(cp).position(rowptr[ch * CHUNK]).put(buf, 0, buf.length);
                 });
             }
             Csr a = Csr.of(n, n, Tensors.longs(rowptr), col, null);
             Graph.Builder b = Graph.builder(a);
 
+            long t4 = System.nanoTime();
             // 4. Features: class mean plus noise, drawn per chunk straight into tensor memory.
             if (featureSize > 0) {
                 int f = featureSize;
@@ -222,6 +238,8 @@ public final class SyntheticGraphs {
             b.masks(Tensors.bools(split[0]), Tensors.bools(split[1]), Tensors.bools(split[2]));
             Graph g = b.build();
             a.close();
+            LOG.debug("planted partition {}: classes {} ms, edges {} ms, CSR {} ms, tensors {} ms, features and split {} ms", g, (t1 - t0) / 1_000_000,
+                    (t2 - t1) / 1_000_000, (t3 - t2) / 1_000_000, (t4 - t3) / 1_000_000, (System.nanoTime() - t4) / 1_000_000);
             return g;
         }
     }
