@@ -7,6 +7,7 @@ import io.mn4j.gnn.dist.EdgeNorm;
 import io.mn4j.gnn.dist.GraphShardManager;
 import io.mn4j.gnn.nn.GATConv;
 import io.mn4j.gnn.nn.GCNConv;
+import io.mn4j.gnn.nn.GnnModel;
 import io.mn4j.gnn.nn.SAGEConv;
 import io.mn4j.mpitests.Check;
 import io.mn4j.mpitests.Scenario;
@@ -39,7 +40,45 @@ public class GnnLayerSuite implements ScenarioSuite {
             s.put("GATConv " + mode, (c, check) -> layer(c, check, mode, () -> new GATConv(IN, CH, HEADS),
                     (m, x) -> ((GATConv) m).forward(graph(c, mode), x), GnnLayerSuite::gatRef));
         }
+        for (GnnModel.Kind kind : GnnModel.Kind.values()) {
+            for (AggregationMode mode : AggregationMode.values()) {
+                s.put("3-layer " + kind + " model " + mode, (c, check) -> model(c, check, kind, mode));
+            }
+        }
         return s;
+    }
+
+    /**
+     * A 3-layer model on the partitioned graph against the same model on the whole graph held by
+     * one process (a one-rank manager on a communicator of this rank alone).
+     */
+    private static void model(Communicator c, Check check, GnnModel.Kind kind, AggregationMode mode) {
+        GraphShardManager dist = graph(c, mode);
+        Tensor x = RandomPartitionedGraph.values(5, torch.ScalarType.Double, N, IN);
+        Tensor r = RandomPartitionedGraph.values(6, torch.ScalarType.Double, N, 3);
+        torch.manual_seed(78);
+        GnnModel m = new GnnModel(kind, IN, 8, 3, 3, 0.0, 2);
+        m.to(torch.ScalarType.Double, false);
+        TensorVector params = m.parameters();
+        Tensor[] refGrads = new Tensor[(int) params.size()];
+        Tensor outRef;
+        try (Communicator alone = c.split(c.rank(), 0);
+                GraphShardManager whole = GraphShardManager.build(alone, new long[] {0, N}, g.wholeInEdges())) {
+            Tensor xr = x.clone().set_requires_grad(true);
+            outRef = m.forward(whole, xr, false);
+            outRef.mul(r).sum().backward();
+            for (int i = 0; i < refGrads.length; i++) {
+                refGrads[i] = params.get(i).grad().clone();
+                params.get(i).grad().zero_();
+            }
+        }
+        Tensor xl = g.slice(x, c.rank()).clone().set_requires_grad(true);
+        Tensor out = m.forward(dist, xl, false);
+        out.mul(g.slice(r, c.rank())).sum().backward();
+        check.tensorsClose("forward", g.slice(outRef, c.rank()), out, 1e-9);
+        for (int i = 0; i < refGrads.length; i++) {
+            check.tensorsClose("grad param " + i, refGrads[i], c.allreduce(params.get(i).grad(), ReduceOp.SUM), 1e-9);
+        }
     }
 
     private static RandomPartitionedGraph g;

@@ -57,6 +57,11 @@ final class RandomPartitionedGraph {
                 cols.stream().mapToLong(Long::longValue).toArray(), null);
     }
 
+    /** In-edges of every node (one partition holding the whole graph). */
+    Csr wholeInEdges() {
+        return Csr.fromCoo(n, n, dst.clone(), src.clone(), null);
+    }
+
     /** The dense n×n matrix M with out = M·x for the weighting, in double precision. */
     Tensor dense(EdgeNorm norm) {
         double[] a = new double[n * n];
