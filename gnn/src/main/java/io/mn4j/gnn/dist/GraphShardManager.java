@@ -2,6 +2,7 @@ package io.mn4j.gnn.dist;
 
 import io.mn4j.communicator.Communicator;
 import io.mn4j.gnn.graph.Csr;
+import io.mn4j.gnn.util.Tensors;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -76,14 +77,14 @@ public final class GraphShardManager implements AutoCloseable {
         this.offsets = offsets;
         this.numLocal = offsets[rank + 1] - offsets[rank];
         this.shards = cutShards(inEdges);
-        this.inDegree = inEdges.rowCounts().to(torch.ScalarType.Double);
+        this.inDegree = Tensors.own(inEdges.rowCounts().to(torch.ScalarType.Double));
         exchangeRowsAndDegrees();
     }
 
     /** Splits the in-edges by the partition owning their source, compacting the source rows. */
     private Shard[] cutShards(Csr inEdges) {
         long[] rowptr = inEdges.rowptrArray();
-        long[] src = longArray(inEdges.col());
+        long[] src = Tensors.toLongArray(inEdges.col());
         int n = (int) numLocal;
         // per partner: its rows we read, in first-seen order, then sorted
         List<long[]> edgeRows = new ArrayList<>();
@@ -121,7 +122,7 @@ public final class GraphShardManager implements AutoCloseable {
             }
             long width = distinct == null ? numLocal : distinct.length;
             Csr edges = Csr.of(numLocal, width, ptr, col, null);
-            Tensor need = distinct == null ? torch.arange(new Scalar(numLocal)) : longs(distinct);
+            Tensor need = Tensors.own(distinct == null ? torch.arange(new Scalar(numLocal)) : Tensors.longs(distinct));
             out[p] = new Shard(p, need, edges);
         }
         return out;
@@ -131,17 +132,17 @@ public final class GraphShardManager implements AutoCloseable {
     private void exchangeRowsAndDegrees() {
         List<Tensor> needs = new ArrayList<>(parts);
         for (Shard s : shards) {
-            needs.add(s.partner == rank ? longs(new long[0]) : s.needRows);
+            needs.add(s.partner == rank ? Tensors.longs(new long[0]) : s.needRows);
         }
         List<Tensor> asked = comm.alltoall(needs);
         List<Tensor> degrees = new ArrayList<>(parts);
         for (int p = 0; p < parts; p++) {
-            shards[p].sendRows = p == rank ? longs(new long[0]) : asked.get(p);
+            shards[p].sendRows = Tensors.own(p == rank ? Tensors.longs(new long[0]) : asked.get(p));
             degrees.add(inDegree.index_select(0, shards[p].sendRows));
         }
         List<Tensor> theirDegrees = comm.alltoall(degrees);
         for (int p = 0; p < parts; p++) {
-            shards[p].sourceInDegree = p == rank ? inDegree : theirDegrees.get(p);
+            shards[p].sourceInDegree = Tensors.own(p == rank ? inDegree : theirDegrees.get(p));
         }
     }
 
@@ -485,7 +486,7 @@ public final class GraphShardManager implements AutoCloseable {
         if (selfLooped == null) {
             Csr e = shards[rank].edges;
             long[] rp = e.rowptrArray();
-            long[] col = longArray(e.col());
+            long[] col = Tensors.toLongArray(e.col());
             long[] ptr = new long[rp.length];
             long[] out = new long[col.length + (int) numLocal];
             int c = 0;
@@ -573,7 +574,7 @@ public final class GraphShardManager implements AutoCloseable {
                 width += shards[p].numNeeded();
             }
             // Stable counting sort by destination row: rows stay contiguous, as CSR needs.
-            long[] row = longArray(cat(rows));
+            long[] row = Tensors.toLongArray(cat(rows));
             long[] ptr = new long[(int) numLocal + 1];
             for (long r : row) {
                 ptr[(int) r + 1]++;
@@ -586,10 +587,10 @@ public final class GraphShardManager implements AutoCloseable {
             for (int e = 0; e < row.length; e++) {
                 perm[(int) next[(int) row[e]]++] = e;
             }
-            Tensor order = longs(perm);
+            Tensor order = Tensors.longs(perm);
             Tensor col = cat(cols).index_select(0, order).contiguous();
             Tensor val = vals.isEmpty() ? null : cat(vals).index_select(0, order).contiguous();
-            return Csr.of(numLocal, width, longs(ptr), col, val);
+            return Csr.of(numLocal, width, Tensors.longs(ptr), col, val);
         });
     }
 
@@ -604,23 +605,6 @@ public final class GraphShardManager implements AutoCloseable {
             throw new IllegalArgumentException(op + " on rank " + rank + ": expected features of this rank's "
                     + numLocal + " nodes as [" + numLocal + ", f], got " + Arrays.toString(x.sizes().vec().get()));
         }
-    }
-
-    static Tensor longs(long[] values) {
-        Tensor t = torch.empty(new long[] {values.length}, new TensorOptions(torch.ScalarType.Long), null);
-        if (values.length > 0) {
-            new org.bytedeco.javacpp.LongPointer(t.data_ptr()).put(values);
-        }
-        return t;
-    }
-
-    static long[] longArray(Tensor t) {
-        Tensor c = t.to(torch.ScalarType.Long).contiguous();
-        long[] out = new long[(int) c.numel()];
-        if (out.length > 0) {
-            new org.bytedeco.javacpp.LongPointer(c.data_ptr()).get(out);
-        }
-        return out;
     }
 
     @Override
