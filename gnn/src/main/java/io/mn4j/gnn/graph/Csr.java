@@ -1,0 +1,252 @@
+package io.mn4j.gnn.graph;
+
+import io.mn4j.gnn.util.Tensors;
+import java.util.Arrays;
+import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.global.torch.ScalarType;
+
+/**
+ * A sparse matrix in compressed sparse row form on LibTorch tensors: {@code rowptr} int64
+ * [numRows+1], {@code col} int64 [nnz] and optional {@code weight} float32 [nnz] (absent means every
+ * stored entry is 1).
+ *
+ * <p>As a graph adjacency (see {@link Graph}) row {@code i} lists the in-edges of node {@code i}:
+ * entry {@code e} in row {@code i} is an edge {@code col[e] -> i}. The transpose lists out-edges.
+ *
+ * <p>A {@code Csr} owns its own tensor handles (see {@link Tensors#own}); {@link #close()} releases
+ * them. It is immutable: methods that change the structure return a new instance.
+ */
+public final class Csr implements AutoCloseable {
+    private final long numRows;
+    private final long numCols;
+    private final Tensor rowptr;
+    private final Tensor col;
+    private final Tensor weight;
+
+    private Csr(long numRows, long numCols, Tensor rowptr, Tensor col, Tensor weight, boolean own) {
+        this.numRows = numRows;
+        this.numCols = numCols;
+        this.rowptr = own ? Tensors.own(rowptr) : rowptr;
+        this.col = own ? Tensors.own(col) : col;
+        this.weight = own ? Tensors.own(weight) : weight;
+    }
+
+    /**
+     * Wraps existing CSR tensors (handles are copied, data is shared). Checks dtypes and shapes, and
+     * that {@code rowptr} starts at 0 and ends at nnz; use {@link #validate()} for a full check.
+     *
+     * @param weight float32 or float64 [nnz], or null for an unweighted matrix
+     */
+    public static Csr of(long numRows, long numCols, Tensor rowptr, Tensor col, Tensor weight) {
+        if (numRows < 0 || numCols < 0) throw new IllegalArgumentException("negative matrix size " + numRows + "x" + numCols);
+        require(Tensors.type(rowptr) == ScalarType.Long && rowptr.dim() == 1 && rowptr.size(0) == numRows + 1,
+                "rowptr must be int64 [" + (numRows + 1) + "], got " + Tensors.type(rowptr) + " " + Tensors.shapeString(rowptr));
+        require(Tensors.type(col) == ScalarType.Long && col.dim() == 1,
+                "col must be int64 [nnz], got " + Tensors.type(col) + " " + Tensors.shapeString(col));
+        require(rowptr.is_contiguous() && col.is_contiguous(), "rowptr and col must be contiguous");
+        long nnz = col.size(0);
+        long first, last;
+        try (PointerScope s = new PointerScope()) {
+            first = rowptr.narrow(0, 0, 1).item_long();
+            last = rowptr.narrow(0, numRows, 1).item_long();
+        }
+        require(first == 0 && last == nnz, "rowptr must run from 0 to nnz=" + nnz + ", got " + first + ".." + last);
+        if (weight != null) {
+            require(weight.is_floating_point() && weight.dim() == 1 && weight.size(0) == nnz && weight.is_contiguous(),
+                    "weight must be a contiguous floating-point [" + nnz + "] tensor, got " + Tensors.type(weight) + " "
+                            + Tensors.shapeString(weight));
+        }
+        return new Csr(numRows, numCols, rowptr, col, weight, true);
+    }
+
+    /** Wraps CSR arrays (copied into new tensors). */
+    public static Csr of(long numRows, long numCols, long[] rowptr, long[] col, float[] weight) {
+        try (PointerScope s = new PointerScope()) {
+            return of(numRows, numCols, Tensors.longs(rowptr), Tensors.longs(col), weight == null ? null : Tensors.floats(weight));
+        }
+    }
+
+    /**
+     * Builds a CSR matrix from coordinates (entry {@code k} is at {@code (rows[k], cols[k])}),
+     * keeping duplicates and, within a row, the input order (a stable counting sort, O(nnz + rows)).
+     *
+     * @param weights per-entry values, or null for an unweighted matrix
+     */
+    public static Csr fromCoo(long numRows, long numCols, long[] rows, long[] cols, float[] weights) {
+        int nr = checkedSize(numRows, "numRows");
+        if (rows.length != cols.length) throw new IllegalArgumentException("rows has " + rows.length + " entries, cols " + cols.length);
+        if (weights != null && weights.length != rows.length) {
+            throw new IllegalArgumentException("weights has " + weights.length + " entries, expected " + rows.length);
+        }
+        int nnz = rows.length;
+        long[] rowptr = new long[nr + 1];
+        for (int k = 0; k < nnz; k++) {
+            long r = rows[k], c = cols[k];
+            if (r < 0 || r >= numRows) throw new IllegalArgumentException("row index " + r + " out of range [0," + numRows + ") at entry " + k);
+            if (c < 0 || c >= numCols) throw new IllegalArgumentException("column index " + c + " out of range [0," + numCols + ") at entry " + k);
+            rowptr[(int) r + 1]++;
+        }
+        for (int i = 0; i < nr; i++) rowptr[i + 1] += rowptr[i];
+        long[] next = Arrays.copyOf(rowptr, nr);
+        long[] col = new long[nnz];
+        float[] w = weights == null ? null : new float[nnz];
+        for (int k = 0; k < nnz; k++) {
+            int p = (int) next[(int) rows[k]]++;
+            col[p] = cols[k];
+            if (w != null) w[p] = weights[k];
+        }
+        return of(numRows, numCols, rowptr, col, w);
+    }
+
+    public long numRows() { return numRows; }
+
+    public long numCols() { return numCols; }
+
+    /** Number of stored entries. */
+    public long nnz() { return col.size(0); }
+
+    /** int64 [numRows+1]; owned by this object, do not close. */
+    public Tensor rowptr() { return rowptr; }
+
+    /** int64 [nnz] column index of each entry; owned by this object, do not close. */
+    public Tensor col() { return col; }
+
+    /** Per-entry values [nnz], or null when every entry is 1; owned by this object, do not close. */
+    public Tensor weight() { return weight; }
+
+    public boolean hasWeight() { return weight != null; }
+
+    /** A copy of {@code rowptr} as a Java array. */
+    public long[] rowptrArray() { return Tensors.toLongArray(rowptr); }
+
+    /** A copy of {@code col} as a Java array (column indices must fit an int). */
+    public int[] colArray() { return Tensors.toIntArray(col); }
+
+    /** A copy of the weights as a Java array, or null when unweighted. */
+    public float[] weightArray() { return weight == null ? null : Tensors.toFloatArray(weight); }
+
+    /** The same structure with other per-entry values (null removes them). */
+    public Csr withWeight(Tensor newWeight) {
+        return of(numRows, numCols, rowptr, col, newWeight);
+    }
+
+    /** Number of entries in each row, int64 [numRows]. */
+    public Tensor rowCounts() {
+        PointerScope outer = PointerScope.getInnerScope();
+        try (PointerScope s = new PointerScope()) {
+            return Tensors.escape(s, outer, rowptr.narrow(0, 1, numRows).sub(rowptr.narrow(0, 0, numRows)));
+        }
+    }
+
+    /** Number of entries in each column, int64 [numCols]. */
+    public Tensor colCounts() {
+        long[] counts = new long[checkedSize(numCols, "numCols")];
+        for (int c : colArray()) counts[c]++;
+        return Tensors.longs(counts);
+    }
+
+    /** The row index of every entry (the COO row array), int64 [nnz]. */
+    public Tensor rowIndex() {
+        return Tensors.longs(rowIndexArray(rowptrArray()));
+    }
+
+    static long[] rowIndexArray(long[] rowptr) {
+        int n = rowptr.length - 1;
+        long[] rows = new long[(int) rowptr[n]];
+        for (int i = 0; i < n; i++) Arrays.fill(rows, (int) rowptr[i], (int) rowptr[i + 1], i);
+        return rows;
+    }
+
+    /**
+     * The transpose, in CSR form (that is, this matrix in CSC form): a {@code numCols x numRows}
+     * matrix whose row {@code j} lists the rows holding an entry in column {@code j}, in increasing
+     * order, with the entries' weights. O(nnz + rows + cols).
+     */
+    public Csr transpose() {
+        int nc = checkedSize(numCols, "numCols");
+        long[] rp = rowptrArray();
+        int[] c = colArray();
+        float[] w = weightArray();
+        int nnz = c.length;
+        long[] tptr = new long[nc + 1];
+        for (int x : c) tptr[x + 1]++;
+        for (int j = 0; j < nc; j++) tptr[j + 1] += tptr[j];
+        long[] next = Arrays.copyOf(tptr, nc);
+        long[] trow = new long[nnz];
+        float[] tw = w == null ? null : new float[nnz];
+        int nr = (int) numRows;
+        for (int i = 0; i < nr; i++) {
+            for (int e = (int) rp[i], end = (int) rp[i + 1]; e < end; e++) {
+                int p = (int) next[c[e]]++;
+                trow[p] = i;
+                if (tw != null) tw[p] = w[e];
+            }
+        }
+        try (PointerScope s = new PointerScope()) {
+            Tensor tw64 = null;
+            if (tw != null) {
+                tw64 = Tensors.floats(tw);
+                if (Tensors.type(weight) != ScalarType.Float) tw64 = tw64.to(Tensors.type(weight));
+            }
+            return of(numCols, numRows, Tensors.longs(tptr), Tensors.longs(trow), tw64);
+        }
+    }
+
+    /** A dense {@code numRows x numCols} matrix of the given floating type (duplicates are summed). For tests and small graphs. */
+    public Tensor toDense(ScalarType type) {
+        long[] rp = rowptrArray();
+        int[] c = colArray();
+        float[] w = weightArray();
+        int nr = checkedSize(numRows, "numRows"), nc = checkedSize(numCols, "numCols");
+        if ((long) nr * nc > Integer.MAX_VALUE) throw new IllegalArgumentException("matrix too large for a dense copy: " + nr + "x" + nc);
+        double[] d = new double[nr * nc];
+        for (int i = 0; i < nr; i++) {
+            for (int e = (int) rp[i]; e < rp[i + 1]; e++) d[i * nc + c[e]] += w == null ? 1.0 : w[e];
+        }
+        PointerScope outer = PointerScope.getInnerScope();
+        try (PointerScope s = new PointerScope()) {
+            return Tensors.escape(s, outer, Tensors.doubles(d, nr, nc).to(type));
+        }
+    }
+
+    /**
+     * Checks the whole structure: rowptr non-decreasing, column indices in range, finite weights.
+     *
+     * @throws IllegalStateException naming the first problem found
+     */
+    public void validate() {
+        long[] rp = rowptrArray();
+        for (int i = 0; i < numRows; i++) {
+            if (rp[i + 1] < rp[i]) throw new IllegalStateException("rowptr decreases at row " + i + ": " + rp[i] + " > " + rp[i + 1]);
+        }
+        long[] c = Tensors.toLongArray(col);
+        for (int e = 0; e < c.length; e++) {
+            if (c[e] < 0 || c[e] >= numCols) throw new IllegalStateException("column index " + c[e] + " of entry " + e + " out of range [0," + numCols + ")");
+        }
+        if (weight != null) {
+            float[] w = weightArray();
+            for (int e = 0; e < w.length; e++) if (!Float.isFinite(w[e])) throw new IllegalStateException("weight of entry " + e + " is " + w[e]);
+        }
+    }
+
+    /** Releases this object's tensor handles. */
+    @Override
+    public void close() {
+        Tensors.closeAll(rowptr, col, weight);
+    }
+
+    @Override
+    public String toString() {
+        return "Csr[" + numRows + "x" + numCols + ", nnz=" + nnz() + (weight != null ? ", weighted" : "") + "]";
+    }
+
+    static int checkedSize(long n, String what) {
+        if (n < 0 || n > Integer.MAX_VALUE - 8) throw new IllegalArgumentException(what + "=" + n + " does not fit a Java array");
+        return (int) n;
+    }
+
+    private static void require(boolean ok, String msg) {
+        if (!ok) throw new IllegalArgumentException(msg);
+    }
+}

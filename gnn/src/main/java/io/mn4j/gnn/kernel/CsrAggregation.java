@@ -1,0 +1,297 @@
+package io.mn4j.gnn.kernel;
+
+import io.mn4j.gnn.graph.Csr;
+import io.mn4j.gnn.graph.Graph;
+import io.mn4j.gnn.util.Tensors;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.GradMode;
+import org.bytedeco.pytorch.NoGradGuard;
+import org.bytedeco.pytorch.T_TensorTensorTensorTensor_T;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorBase;
+import org.bytedeco.pytorch.TensorOptional;
+import org.bytedeco.pytorch.TensorTensorHook;
+import org.bytedeco.pytorch.global.torch;
+import org.bytedeco.pytorch.global.torch.ScalarType;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Sparse-dense product {@code out = A · x} for a CSR matrix {@code A} ({@code numRows x numCols},
+ * optional per-entry weights) and a dense {@code x} [numCols, f]: the sum aggregation of message
+ * passing, {@code out[i] = sum over entries e of row i of w_e * x[col_e]}. Rows without entries
+ * give zero rows.
+ *
+ * <p><b>Kernel.</b> Both directions run LibTorch's {@code embedding_bag} in sum mode, with the CSR
+ * column indices as bag contents, {@code rowptr} as bag offsets ({@code include_last_offset=true},
+ * which makes empty rows empty bags) and the weights as {@code per_sample_weights}. It reads each
+ * gathered row once and never materialises one row per edge; on this project's benchmark graph it
+ * is several times faster than LibTorch's {@code sparse_csr} matmul.
+ *
+ * <p><b>Gradient.</b> {@link #apply} is differentiable in {@code x}: the gradient is
+ * {@code Aᵀ · grad_out}, computed by the same kernel on the transposed matrix (built once, on first
+ * use), not by {@code embedding_bag}'s generic backward. The Bytedeco presets expose no custom
+ * autograd {@code Function}, so this is wired with two tensor hooks: the output is computed under
+ * no-grad and tied to {@code x} through a zero-valued term that depends on a view of {@code x}; a
+ * hook on the output keeps the incoming gradient, a hook on the view replaces the (zero) gradient
+ * of {@code x} with {@code Aᵀ · grad_out}. The output returned is an alias of the hooked tensor, so
+ * hooks the caller registers on it run first, as with any LibTorch op. Under
+ * {@code create_graph} the transposed product is itself differentiable (so higher derivatives are
+ * right). Weights are constants: a weight tensor that requires grad is rejected.
+ *
+ * <p><b>Lifetime.</b> The Java hook objects must stay reachable while the autograd graph that
+ * references them lives (a collected hook makes backward fail). This object keeps them; hooks
+ * whose backward has run are dropped at the next {@link #apply}, so keep this object alive as long
+ * as outputs of {@link #apply} may be differentiated (layers hold it as a field). A second
+ * backward through the same graph ({@code retain_graph}) works until the next {@code apply}.
+ * {@link #close()} releases the tensors; {@link #releaseHooks()} drops all hooks.
+ *
+ * <p>Thread-safe for concurrent calls.
+ */
+public final class CsrAggregation implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(CsrAggregation.class);
+    private static final int MANY_HOOKS = 10_000;
+    /** Returned by the capture hook: an undefined tensor tells LibTorch to leave the gradient unchanged. */
+    private static final Tensor UNCHANGED = Tensors.unscoped(new Tensor());
+
+    private final Side fwd;
+    private volatile Side bwd;
+    private final boolean owner;
+    private final CsrAggregation transposeOf;
+    private volatile CsrAggregation transposed;
+    private final ConcurrentLinkedQueue<HookPair> hooks = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean warnedMany = new AtomicBoolean();
+
+    private CsrAggregation(Side fwd, Side bwd, boolean owner, CsrAggregation transposeOf) {
+        this.fwd = fwd;
+        this.bwd = bwd;
+        this.owner = owner;
+        this.transposeOf = transposeOf;
+    }
+
+    /** The aggregation {@code A · x} (the transpose is built on first backward). Takes its own handles on {@code a}. */
+    public static CsrAggregation of(Csr a) {
+        return new CsrAggregation(new Side(a), null, true, null);
+    }
+
+    /**
+     * The aggregation {@code A · x} with a transpose the caller already has ({@code aT} must be
+     * {@code a}'s transpose in CSR form, e.g. from {@link Csr#transpose()}; not checked).
+     */
+    public static CsrAggregation of(Csr a, Csr aT) {
+        if (aT.numRows() != a.numCols() || aT.numCols() != a.numRows() || aT.nnz() != a.nnz()) {
+            throw new IllegalArgumentException(aT + " is not the transpose of " + a);
+        }
+        return new CsrAggregation(new Side(a), new Side(aT), true, null);
+    }
+
+    /** Sum over in-edges of a graph: {@code out[i] = sum over edges j -> i of w * x[j]}. */
+    public static CsrAggregation inEdges(Graph g) {
+        return of(g.adjacency());
+    }
+
+    public long numRows() { return fwd.csr.numRows(); }
+
+    public long numCols() { return fwd.csr.numCols(); }
+
+    public long nnz() { return fwd.csr.nnz(); }
+
+    /** The matrix {@code A}. Owned by this object. */
+    public Csr matrix() { return fwd.csr; }
+
+    /** {@code A · x} [numRows, f] without recording autograd history (x: float32/float64 [numCols, f]). */
+    public Tensor forward(Tensor x) {
+        return spmm(fwd, x);
+    }
+
+    /** {@code Aᵀ · g} [numCols, f] without recording autograd history (g: [numRows, f]). */
+    public Tensor transposeForward(Tensor g) {
+        return spmm(backSide(), g);
+    }
+
+    /**
+     * {@code A · x}, differentiable in {@code x} (see the class comment). When grad mode is off or
+     * {@code x} does not require grad this is {@link #forward}.
+     */
+    public Tensor apply(Tensor x) {
+        DeferredRelease.drain();
+        if (!GradMode.is_enabled() || !x.requires_grad()) return forward(x);
+        checkInput(x, fwd.csr.numCols());
+        pruneHooks();
+        HookPair h = new HookPair();
+        hooks.add(h);
+        PointerScope outer = PointerScope.getInnerScope();
+        try (PointerScope s = new PointerScope()) {
+            Tensor y = forward(x);
+            // z is a distinct node on x's gradient path: its hook sees only what flows through here.
+            // A view (not alias) lets AccumulateGrad steal the injected gradient for a leaf x.
+            Tensor z = x.view(Tensors.shape(x));
+            Tensor zero = z.narrow(0, 0, 0).sum();
+            y.add_(zero);
+            y.register_hook(h.capture);
+            z.register_hook(h.inject);
+            return Tensors.escape(s, outer, y.alias());
+        }
+    }
+
+    /** The aggregation by {@code Aᵀ} (shares this object's tensors; closing it does nothing). */
+    public CsrAggregation transpose() {
+        if (transposeOf != null) return transposeOf;
+        CsrAggregation t = transposed;
+        if (t == null) {
+            synchronized (this) {
+                t = transposed;
+                if (t == null) transposed = t = new CsrAggregation(backSide(), fwd, false, this);
+            }
+        }
+        return t;
+    }
+
+    /** Number of hook pairs currently kept alive for autograd graphs. */
+    public int liveHooks() {
+        return hooks.size();
+    }
+
+    /**
+     * Drops every kept hook. Only call when no output of {@link #apply} will be differentiated
+     * any more (a backward through such an output would then fail).
+     */
+    public void releaseHooks() {
+        hooks.clear();
+        DeferredRelease.drain();
+    }
+
+    /** Releases the tensors (for the owning instance) and the hooks. */
+    @Override
+    public void close() {
+        if (!owner) return;
+        releaseHooks();
+        if (transposed != null) transposed.hooks.clear();
+        fwd.close();
+        if (bwd != null) bwd.close();
+    }
+
+    @Override
+    public String toString() {
+        return "CsrAggregation[" + numRows() + "x" + numCols() + ", nnz=" + nnz() + "]";
+    }
+
+    private Side backSide() {
+        Side b = bwd;
+        if (b == null) {
+            synchronized (this) {
+                b = bwd;
+                if (b == null) {
+                    try (Csr t = fwd.csr.transpose()) {
+                        bwd = b = new Side(t);
+                    }
+                }
+            }
+        }
+        return b;
+    }
+
+    private void pruneHooks() {
+        hooks.removeIf(h -> h.fired);
+        if (hooks.size() > MANY_HOOKS && warnedMany.compareAndSet(false, true)) {
+            LOG.warn("{} aggregations recorded for autograd were never differentiated; run inference under NoGradGuard "
+                    + "or call releaseHooks()", hooks.size());
+        }
+    }
+
+    private static void checkInput(Tensor x, long rows) {
+        if (x.dim() != 2 || x.size(0) != rows) {
+            throw new IllegalArgumentException("input must be [" + rows + ", f], got " + Tensors.shapeString(x));
+        }
+        if (!x.is_floating_point()) throw new IllegalArgumentException("input must be floating point, got " + Tensors.type(x));
+        if (!x.is_cpu()) throw new IllegalArgumentException("input must be a CPU tensor");
+    }
+
+    private static Tensor spmm(Side side, Tensor x) {
+        checkInput(x, side.csr.numCols());
+        PointerScope outer = PointerScope.getInnerScope();
+        try (PointerScope s = new PointerScope(); NoGradGuard ng = new NoGradGuard()) {
+            Tensor w = side.weightFor(Tensors.type(x));
+            T_TensorTensorTensorTensor_T r = torch.embedding_bag(x.contiguous(), side.csr.col(), side.csr.rowptr(), false, 0, false,
+                    w == null ? new TensorOptional() : new TensorOptional(w), true);
+            // get0() is a reference into the tuple: take a handle of our own before the tuple goes.
+            return Tensors.escape(s, outer, new Tensor(r.get0()));
+        }
+    }
+
+    /** A matrix and its weights converted to each floating type asked for. */
+    private static final class Side {
+        final Csr csr;
+        final Map<ScalarType, Tensor> weights = new ConcurrentHashMap<>();
+
+        Side(Csr c) {
+            if (c.weight() != null && c.weight().requires_grad()) {
+                throw new IllegalArgumentException("edge weights that require grad are not supported (they are treated as constants)");
+            }
+            this.csr = Csr.of(c.numRows(), c.numCols(), c.rowptr(), c.col(), c.weight());
+        }
+
+        Tensor weightFor(ScalarType type) {
+            Tensor w = csr.weight();
+            if (w == null) return null;
+            if (Tensors.type(w) == type) return w;
+            return weights.computeIfAbsent(type, t -> {
+                try (PointerScope s = new PointerScope()) {
+                    return Tensors.own(w.to(t).contiguous());
+                }
+            });
+        }
+
+        void close() {
+            csr.close();
+            weights.values().forEach(Tensor::close);
+            weights.clear();
+        }
+    }
+
+    /** The two hooks of one differentiable call and the gradient passed between them. */
+    private final class HookPair {
+        volatile boolean fired;
+        private volatile Tensor grad;
+
+        final TensorTensorHook capture = Tensors.unscoped(new TensorTensorHook() {
+            @Override
+            public TensorBase call(TensorBase g) {
+                DeferredRelease.drain();
+                Tensor prev = grad;
+                grad = Tensors.own(new Tensor(g));
+                if (prev != null) prev.close();
+                g.close();
+                return UNCHANGED;
+            }
+        });
+
+        final TensorTensorHook inject = Tensors.unscoped(new TensorTensorHook() {
+            @Override
+            public TensorBase call(TensorBase ignoredZeros) {
+                DeferredRelease.drain();
+                ignoredZeros.close();
+                Tensor g = grad;
+                grad = null;
+                if (g == null) {
+                    throw new IllegalStateException("CsrAggregation: the output's gradient was not seen before the input's");
+                }
+                Tensor r;
+                try {
+                    // Grad mode is on here only under create_graph: keep the product differentiable.
+                    r = GradMode.is_enabled() ? transpose().apply(g) : transposeForward(g);
+                } finally {
+                    g.close();
+                }
+                fired = true;
+                Tensors.unscoped(r);
+                DeferredRelease.later(r);
+                return r;
+            }
+        });
+    }
+}

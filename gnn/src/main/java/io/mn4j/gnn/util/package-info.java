@@ -1,0 +1,6 @@
+/**
+ * Small helpers shared by the gnn packages: copies between Java arrays and LibTorch tensors,
+ * tensor handles that outlive a {@link org.bytedeco.javacpp.PointerScope}, and the canonical
+ * {@code ScalarType} of a tensor (see {@link io.mn4j.gnn.util.Tensors#type}).
+ */
+package io.mn4j.gnn.util;
