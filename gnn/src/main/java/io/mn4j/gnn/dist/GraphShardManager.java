@@ -2,10 +2,11 @@ package io.mn4j.gnn.dist;
 
 import io.mn4j.communicator.Communicator;
 import io.mn4j.gnn.graph.Csr;
+import io.mn4j.gnn.kernel.CsrAggregation;
 import io.mn4j.gnn.util.Tensors;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import org.bytedeco.pytorch.NoGradGuard;
@@ -43,10 +44,9 @@ public final class GraphShardManager implements AutoCloseable {
     private final long[] offsets;
     private final Shard[] shards;
     private final Tensor inDegree;
-    /** Weighted shard matrices by weighting and dtype, computed once. */
-    private final Map<String, Csr[]> weighted = new HashMap<>();
-    private final Map<String, Csr[]> transposed = new HashMap<>();
-    private final Map<String, Csr> haloGraphs = new HashMap<>();
+    /** Aggregations by the weighted shard matrices, per weighting, built once (float64 weights). */
+    private final Map<EdgeNorm, CsrAggregation[]> weighted = new EnumMap<>(EdgeNorm.class);
+    private final Map<EdgeNorm, CsrAggregation> haloGraphs = new EnumMap<>(EdgeNorm.class);
     private final GradientBridge.Registry bridges = new GradientBridge.Registry();
     private AggregationMode mode = AggregationMode.SAR;
     private int prefetchDepth = 1;
@@ -240,7 +240,7 @@ public final class GraphShardManager implements AutoCloseable {
      */
     public Tensor aggregate(Tensor x, EdgeNorm norm) {
         checkRows(x, "aggregate");
-        Tensor local = LocalSum.apply(weights(norm, x)[rank], x);
+        Tensor local = weights(norm)[rank].apply(x);
         if (norm == EdgeNorm.GCN) {
             local = local.add(x.mul(selfLoopWeight().to(x.scalar_type())));
         }
@@ -259,12 +259,12 @@ public final class GraphShardManager implements AutoCloseable {
 
     /** Mode 1 for sums: ring without autograd; backward sends A_jᵀ·g home, no re-fetch. */
     private Tensor sarSum(Tensor x, EdgeNorm norm) {
-        Csr[] w = weights(norm, x);
+        CsrAggregation[] w = weights(norm);
         Tensor data = x.detach().contiguous();
         Tensor acc = torch.zeros(new long[] {numLocal, x.size(1)}, x.options());
         try (NoGradGuard g = new NoGradGuard()) {
             Ring.fetch(comm, TAG_FORWARD, prefetchDepth, p -> data.index_select(0, shards[p].sendRows),
-                    (p, block) -> acc.add_(LocalSum.apply(w[p], block)));
+                    (p, block) -> acc.add_(w[p].forward(block)));
         }
         if (!x.requires_grad() || !org.bytedeco.pytorch.GradMode.is_enabled()) {
             return acc;
@@ -273,14 +273,13 @@ public final class GraphShardManager implements AutoCloseable {
         Tensor out = bridge.attach(acc);
         Tensor[] gradOut = new Tensor[1];
         bridge.onGrad(out, g -> gradOut[0] = g);
-        Csr[] wt = transposedWeights(norm, x);
-        bridge.onInputGrad(0, g -> pushGradients(g, p -> LocalSum.apply(wt[p], gradOut[0])));
+        bridge.onInputGrad(0, g -> pushGradients(g, p -> w[p].transposeForward(gradOut[0])));
         return out;
     }
 
     /** Mode 2 for sums: the same ring, each fetched block in the autograd graph. */
     private Tensor sequentialSum(Tensor x, EdgeNorm norm) {
-        Csr[] w = weights(norm, x);
+        CsrAggregation[] w = weights(norm);
         Tensor data = x.detach().contiguous();
         if (!x.requires_grad() || !org.bytedeco.pytorch.GradMode.is_enabled()) {
             return sarSum(x, norm);
@@ -292,7 +291,7 @@ public final class GraphShardManager implements AutoCloseable {
                 (p, block) -> {
                     Tensor fetched = bridge.attach(block);
                     bridge.onGrad(fetched, g -> blockGrads[p] = g);
-                    Tensor part = LocalSum.apply(w[p], fetched);
+                    Tensor part = w[p].apply(fetched);
                     acc[0] = acc[0] == null ? part : acc[0].add(part);
                 });
         bridge.onInputGrad(0, g -> pushGradients(g, p -> blockGrads[p]));
@@ -317,7 +316,7 @@ public final class GraphShardManager implements AutoCloseable {
     /** Mode 3 for sums: one exchange of boundary rows, one aggregation over all of them. */
     private Tensor oneShotSum(Tensor x, EdgeNorm norm) {
         Tensor halo = fetchAllBoundaryRows(x);
-        return LocalSum.apply(haloGraph(norm, x), halo);
+        return haloGraph(norm).apply(halo);
     }
 
     /**
@@ -360,7 +359,7 @@ public final class GraphShardManager implements AutoCloseable {
         if (mode == AggregationMode.ONE_SHOT) {
             List<Tensor> state = op.shard(local, dst, src);
             if (parts > 1) {
-                state = op.combine(state, op.shard(haloGraph(EdgeNorm.SUM, src), dst, fetchAllBoundaryRows(src)));
+                state = op.combine(state, op.shard(haloGraph(EdgeNorm.SUM).matrix(), dst, fetchAllBoundaryRows(src)));
             }
             return op.finish(state);
         }
@@ -509,67 +508,48 @@ public final class GraphShardManager implements AutoCloseable {
         return inDegree.add(new Scalar(1.0)).reciprocal().unsqueeze(1);
     }
 
-    private static String key(EdgeNorm norm, Tensor like) {
-        return norm + "/" + like.scalar_type().value;
-    }
-
-    /**
-     * Per-shard CSR matrices carrying the weights of {@code norm} in the dtype of {@code like}
-     * (computed in float64 once, so float64 layers are exact).
-     */
-    synchronized Csr[] weights(EdgeNorm norm, Tensor like) {
-        return weighted.computeIfAbsent(key(norm, like), key -> {
-            EdgeNorm k = norm;
-            Csr[] out = new Csr[parts];
+    /** Per-shard aggregations with the weights of {@code norm} (computed once, in float64). */
+    synchronized CsrAggregation[] weights(EdgeNorm norm) {
+        return weighted.computeIfAbsent(norm, k -> {
+            CsrAggregation[] out = new CsrAggregation[parts];
             for (int p = 0; p < parts; p++) {
-                Csr e = shards[p].edges;
-                Tensor dst = e.rowIndex();
-                Tensor w;
-                switch (k) {
-                    case SUM:
-                        w = null;
-                        break;
-                    case MEAN:
-                        w = inDegree.clamp_min(new Scalar(1.0)).reciprocal().index_select(0, dst);
-                        break;
-                    default:
-                        Tensor dv = inDegree.add(new Scalar(1.0)).index_select(0, dst);
-                        Tensor du = shards[p].sourceInDegree.to(torch.ScalarType.Double).add(new Scalar(1.0))
-                                .index_select(0, e.col());
-                        w = dv.mul(du).rsqrt();
-                }
-                out[p] = w == null ? e : e.withWeight(w.to(like.scalar_type()).contiguous());
+                out[p] = CsrAggregation.of(weightedShard(p, k));
             }
             return out;
         });
     }
 
-    /** The transposes of {@link #weights}: A_jᵀ maps gradients of outputs to fetched rows. */
-    private synchronized Csr[] transposedWeights(EdgeNorm norm, Tensor like) {
-        return transposed.computeIfAbsent(key(norm, like), k -> {
-            Csr[] w = weights(norm, like);
-            Csr[] t = new Csr[parts];
-            for (int p = 0; p < parts; p++) {
-                t[p] = p == rank ? null : w[p].transpose();
+    private Csr weightedShard(int p, EdgeNorm norm) {
+        Csr e = shards[p].edges;
+        switch (norm) {
+            case SUM:
+                return e;
+            case MEAN: {
+                Tensor dst = e.rowIndex();
+                return e.withWeight(inDegree.clamp_min(new Scalar(1.0)).reciprocal().index_select(0, dst).contiguous());
             }
-            return t;
-        });
+            default: {
+                Tensor dv = inDegree.add(new Scalar(1.0)).index_select(0, e.rowIndex());
+                Tensor du = shards[p].sourceInDegree.add(new Scalar(1.0)).index_select(0, e.col());
+                return e.withWeight(dv.mul(du).rsqrt().contiguous());
+            }
+        }
     }
 
     /** The remote shards side by side: columns follow {@link #fetchAllBoundaryRows}. */
-    private synchronized Csr haloGraph(EdgeNorm norm, Tensor like) {
-        return haloGraphs.computeIfAbsent(key(norm, like), key -> {
-            Csr[] w = weights(norm, like);
+    private synchronized CsrAggregation haloGraph(EdgeNorm norm) {
+        return haloGraphs.computeIfAbsent(norm, k -> {
             List<Tensor> rows = new ArrayList<>(), cols = new ArrayList<>(), vals = new ArrayList<>();
             long width = 0;
             for (int p = 0; p < parts; p++) {
                 if (p == rank) {
                     continue;
                 }
-                rows.add(w[p].rowIndex());
-                cols.add(w[p].col().add(new Scalar(width)));
-                if (w[p].weight() != null) {
-                    vals.add(w[p].weight());
+                Csr w = weightedShard(p, k);
+                rows.add(w.rowIndex());
+                cols.add(w.col().add(new Scalar(width)));
+                if (w.weight() != null) {
+                    vals.add(w.weight());
                 }
                 width += shards[p].numNeeded();
             }
@@ -590,7 +570,7 @@ public final class GraphShardManager implements AutoCloseable {
             Tensor order = Tensors.longs(perm);
             Tensor col = cat(cols).index_select(0, order).contiguous();
             Tensor val = vals.isEmpty() ? null : cat(vals).index_select(0, order).contiguous();
-            return Csr.of(numLocal, width, Tensors.longs(ptr), col, val);
+            return CsrAggregation.of(Csr.of(numLocal, width, Tensors.longs(ptr), col, val));
         });
     }
 
@@ -612,6 +592,8 @@ public final class GraphShardManager implements AutoCloseable {
         for (Shard s : shards) {
             s.close();
         }
+        weighted.values().forEach(aggs -> Arrays.stream(aggs).forEach(CsrAggregation::close));
+        haloGraphs.values().forEach(CsrAggregation::close);
         comm.close();
         LOG.debug("rank {}: shard manager closed", rank);
     }
