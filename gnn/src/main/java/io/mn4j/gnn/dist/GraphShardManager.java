@@ -1,6 +1,7 @@
 package io.mn4j.gnn.dist;
 
 import io.mn4j.communicator.Communicator;
+import io.mn4j.functions.Functions;
 import io.mn4j.gnn.graph.Csr;
 import io.mn4j.gnn.kernel.CsrAggregation;
 import io.mn4j.gnn.util.Tensors;
@@ -328,7 +329,7 @@ public final class GraphShardManager implements AutoCloseable {
         for (int p = 0; p < parts; p++) {
             sends.add(x.index_select(0, shards[p].sendRows));
         }
-        List<Tensor> got = differentiableAlltoall(sends);
+        List<Tensor> got = Functions.alltoall(comm, sends);
         List<Tensor> remote = new ArrayList<>(parts - 1);
         for (int p = 0; p < parts; p++) {
             if (p != rank) {
@@ -336,10 +337,6 @@ public final class GraphShardManager implements AutoCloseable {
             }
         }
         return cat(remote);
-    }
-
-    private List<Tensor> differentiableAlltoall(List<Tensor> sends) {
-        throw new UnsupportedOperationException("TODO wire Functions.alltoall");
     }
 
     // ------------------------------------------------------------------------------------------
