@@ -46,6 +46,11 @@ public final class CommStats {
         }
     }
 
+    /** Adds bytes received by an operation that completes after its call returned (irecv). */
+    void addReceived(String op, long bytes) {
+        counters.computeIfAbsent(op, k -> new Counter()).received.addAndGet(bytes);
+    }
+
     /** A reading of every operation's counters, by operation name. */
     public Map<String, OpStats> snapshot() {
         Map<String, OpStats> out = new TreeMap<>();

@@ -244,11 +244,16 @@ public final class Communicator implements AutoCloseable {
         return h;
     }
 
-    /** Starts receiving a tensor from {@code src}. */
+    /**
+     * Starts receiving a tensor from {@code src}. Its bytes are added to the {@code irecv}
+     * counters when the receive completes.
+     */
     public RecvHandle irecv(int src, int tag) {
         checkPeer("irecv", src, true);
         long t0 = System.nanoTime();
-        RecvHandle h = call("irecv", () -> p2p.irecv(src, tag, ctx("irecv", src, tag)));
+        // The size is known only when the header arrives: the bytes are counted on completion.
+        RecvHandle h = call("irecv", () -> p2p.irecv(src, tag, ctx("irecv", src, tag),
+                bytes -> stats.addReceived("irecv", bytes)));
         stats.record("irecv", 0, 0, t0);
         return h;
     }
@@ -513,10 +518,11 @@ public final class Communicator implements AutoCloseable {
 
     private Tensor reduceImpl(String name, Tensor x, ReduceOp op, int root) throws MPIException {
         TensorHeader h = TensorHeader.of(x);
+        // Agree first: a rank that rejected its input alone would leave the others in the reduction.
+        agreeOnHeader(name, h);
         if (op == ReduceOp.MEAN && !h.type.isFloatingPoint()) {
             throw new CommunicationException(name + ": MEAN needs a floating-point tensor, got " + h);
         }
-        agreeOnHeader(name, h);
         WireType staged = h.type.reduceAs == null ? h.type : WireType.of(h.type.reduceAs);
         Tensor work = h.type.reduceAs == null ? x.contiguous().cpu().clone() : x.cpu().to(h.type.reduceAs).contiguous();
         mpi.Op mpiOp = switch (op) {

@@ -57,7 +57,8 @@ public final class ModelSync {
                 if (g.defined()) {
                     g.copy_(part);
                 } else {
-                    p.mutable_grad().put(part.clone());
+                    // The flat buffer has the promoted dtype of all gradients (float64 if any is).
+                    p.mutable_grad().put(part.to(p.scalar_type()).clone());
                 }
             }
         }

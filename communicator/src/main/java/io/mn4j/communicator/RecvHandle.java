@@ -3,6 +3,7 @@ package io.mn4j.communicator;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.LongConsumer;
 import mpi.MPIException;
 import mpi.Request;
 import org.bytedeco.pytorch.Tensor;
@@ -19,6 +20,7 @@ public final class RecvHandle {
     private final int src;
     private final int tag;
     private final String context;
+    private final LongConsumer onComplete;
     private ByteBuffer header;
     private Request headerRequest;
     private RecvHandle predecessor;
@@ -28,7 +30,7 @@ public final class RecvHandle {
     private boolean done;
 
     RecvHandle(Wire wire, long key, int src, int tag, ByteBuffer header, Request headerRequest,
-            String context) {
+            String context, LongConsumer onComplete) {
         this.wire = wire;
         this.key = key;
         this.src = src;
@@ -36,6 +38,7 @@ public final class RecvHandle {
         this.header = header;
         this.headerRequest = headerRequest;
         this.context = context;
+        this.onComplete = onComplete;
     }
 
     void follow(RecvHandle previous) {
@@ -124,5 +127,6 @@ public final class RecvHandle {
     private void finish() {
         done = true;
         payload = List.of();
+        onComplete.accept(bytes);
     }
 }

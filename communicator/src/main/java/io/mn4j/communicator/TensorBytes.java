@@ -28,10 +28,13 @@ final class TensorBytes {
         return t.is_cuda() ? t.cpu().contiguous() : t.contiguous();
     }
 
-    /** Bytes [offset, offset+length) of a contiguous CPU tensor as a direct buffer. */
+    /**
+     * Bytes [offset, offset+length) of a contiguous CPU tensor as a direct buffer that starts at
+     * byte {@code offset}. (JavaCPP's {@code position(offset).asByteBuffer()} would return a buffer
+     * over the whole range with its position at the offset, which MPI ignores.)
+     */
     static ByteBuffer slice(Tensor t, long offset, long length) {
-        BytePointer p = new BytePointer(t.data_ptr());
-        p.position(offset).capacity(offset + length);
+        BytePointer p = new BytePointer(t.data_ptr()).getPointer(offset).capacity(length);
         return p.asByteBuffer().order(ByteOrder.nativeOrder());
     }
 

@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongConsumer;
 import mpi.Intracomm;
 import mpi.MPI;
 import mpi.MPIException;
@@ -144,11 +145,12 @@ final class Wire {
         return new SendHandle(requests, data, buf, h.nbytes);
     }
 
-    RecvHandle irecv(int src, int tag, String context) throws MPIException {
+    /** Posts a nonblocking receive; {@code onComplete} gets the payload bytes once it has arrived. */
+    RecvHandle irecv(int src, int tag, String context, LongConsumer onComplete) throws MPIException {
         ByteBuffer buf = newScratch();
         Request headerRequest = headerComm.iRecv(buf, SCRATCH_BYTES, MPI.BYTE, src, tag);
         long key = ((long) src << 32) | (tag & 0xffffffffL);
-        RecvHandle handle = new RecvHandle(this, key, src, tag, buf, headerRequest, context);
+        RecvHandle handle = new RecvHandle(this, key, src, tag, buf, headerRequest, context, onComplete);
         handle.follow(lastReceive.put(key, handle));
         return handle;
     }

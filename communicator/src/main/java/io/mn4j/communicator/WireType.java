@@ -7,14 +7,16 @@ import org.bytedeco.pytorch.global.torch.ScalarType;
 /**
  * The tensor dtypes mn4j can put on the wire, with a stable code for the message header and the
  * way each is reduced: directly with an MPI datatype, or through a wider staging dtype where MPI's
- * Java bindings have no matching type (uint8, bool, float16, bfloat16).
+ * Java bindings have no matching arithmetic type (int8, uint8, bool, float16, bfloat16).
  */
 enum WireType {
     FLOAT32(1, ScalarType.Float, "float32", 4, null),
     FLOAT64(2, ScalarType.Double, "float64", 8, null),
     INT32(3, ScalarType.Int, "int32", 4, null),
     INT64(4, ScalarType.Long, "int64", 8, null),
-    INT8(5, ScalarType.Char, "int8", 1, null),
+    // MPI.BYTE is MPI_BYTE, for which MPI defines no arithmetic: Open MPI's SUM on it gives wrong
+    // results for negative sums (seen: -4 came back as -1), so int8 is reduced as int32 like uint8.
+    INT8(5, ScalarType.Char, "int8", 1, ScalarType.Int),
     UINT8(6, ScalarType.Byte, "uint8", 1, ScalarType.Int),
     BOOL(7, ScalarType.Bool, "bool", 1, ScalarType.Int),
     FLOAT16(8, ScalarType.Half, "float16", 2, ScalarType.Float),
@@ -46,7 +48,6 @@ enum WireType {
             case FLOAT64: return MPI.DOUBLE;
             case INT32: return MPI.INT;
             case INT64: return MPI.LONG;
-            case INT8: return MPI.BYTE;
             default: throw new IllegalStateException(label + " is reduced as " + reduceAs);
         }
     }

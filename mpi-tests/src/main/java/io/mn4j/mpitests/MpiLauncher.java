@@ -46,7 +46,11 @@ public final class MpiLauncher {
         Path dir = Files.createTempDirectory("mn4j-" + suite.getSimpleName() + "-np" + ranks + "-");
         List<String> args = new ArrayList<>(List.of(dir.toString(), suite.getName()));
         args.addAll(List.of(scenarios));
-        return run(ranks, ScenarioMain.class.getName(), args, dir, timeoutSeconds);
+        Result result = run(ranks, ScenarioMain.class.getName(), args, dir, timeoutSeconds);
+        if (!result.timedOut() && result.exitCode() == 0) {
+            deleteRecursively(dir); // kept on failure, for a look at what the ranks left
+        }
+        return result;
     }
 
     /** Runs any main class under {@code mpirun -np ranks}; results are read from {@code dir}. */
@@ -82,6 +86,14 @@ public final class MpiLauncher {
         }
         String output = Files.readString(log.toPath(), StandardCharsets.UTF_8);
         return new Result(ranks, finished ? p.exitValue() : -1, !finished, seconds, output, lines, dir);
+    }
+
+    private static void deleteRecursively(Path dir) throws IOException {
+        try (var paths = Files.walk(dir)) {
+            for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
     }
 
     /**

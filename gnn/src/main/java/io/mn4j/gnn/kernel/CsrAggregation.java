@@ -14,6 +14,7 @@ import org.bytedeco.pytorch.T_TensorTensorTensorTensor_T;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorBase;
 import org.bytedeco.pytorch.TensorOptional;
+import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.TensorTensorHook;
 import org.bytedeco.pytorch.global.torch;
 import org.bytedeco.pytorch.global.torch.ScalarType;
@@ -35,10 +36,13 @@ import org.slf4j.LoggerFactory;
  * <p><b>Gradient.</b> {@link #apply} is differentiable in {@code x}: the gradient is
  * {@code Aᵀ · grad_out}, computed by the same kernel on the transposed matrix (built once, on first
  * use), not by {@code embedding_bag}'s generic backward. The Bytedeco presets expose no custom
- * autograd {@code Function}, so this is wired with two tensor hooks: the output is computed under
- * no-grad and tied to {@code x} through a zero-valued term that depends on a view of {@code x}; a
- * hook on the output keeps the incoming gradient, a hook on the view replaces the (zero) gradient
- * of {@code x} with {@code Aᵀ · grad_out}. The output returned is an alias of the hooked tensor, so
+ * autograd {@code Function} (and {@code FunctionPostHook}s are owned by C++ through
+ * {@code unique_ptr}), so this is wired with two tensor hooks: the output is computed under
+ * no-grad and tied to {@code x} through a zero-valued term ({@code view(x)[0:0].sum()}, added in
+ * place); a hook on the output keeps the incoming gradient (and passes a broadcast zero on, so the
+ * zero term's reduction costs nothing), a hook on the view replaces the (zero) gradient of
+ * {@code x} with {@code Aᵀ · grad_out}. Forward overhead over the bare kernel is one in-place add
+ * over the output; backward overhead is one memset of an input-sized buffer. The output returned is an alias of the hooked tensor, so
  * hooks the caller registers on it run first, as with any LibTorch op. Under
  * {@code create_graph} the transposed product is itself differentiable (so higher derivatives are
  * right). Weights are constants: a weight tensor that requires grad is rejected.
@@ -55,8 +59,6 @@ import org.slf4j.LoggerFactory;
 public final class CsrAggregation implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(CsrAggregation.class);
     private static final int MANY_HOOKS = 10_000;
-    /** Returned by the capture hook: an undefined tensor tells LibTorch to leave the gradient unchanged. */
-    private static final Tensor UNCHANGED = Tensors.unscoped(new Tensor());
 
     private final Side fwd;
     private volatile Side bwd;
@@ -263,10 +265,15 @@ public final class CsrAggregation implements AutoCloseable {
             public TensorBase call(TensorBase g) {
                 DeferredRelease.drain();
                 Tensor prev = grad;
-                grad = Tensors.own(new Tensor(g));
+                Tensor kept = Tensors.own(new Tensor(g));
+                grad = kept;
                 if (prev != null) prev.close();
                 g.close();
-                return UNCHANGED;
+                // What flows on from here only reaches the zero-valued term; a broadcast zero
+                // makes its reduction cheap (no pass over the real gradient).
+                Tensor zero = Tensors.unscoped(torch.zeros(new long[0], new TensorOptions(Tensors.type(kept))).expand(Tensors.shape(kept)));
+                DeferredRelease.later(zero);
+                return zero;
             }
         });
 

@@ -110,6 +110,25 @@ class CsrAggregationTest {
     }
 
     @Test
+    void nonContiguousInputs() {
+        int n = 9, f = 4;
+        try (PointerScope s = new PointerScope(); Csr a = randomCsr(n, n, 20, true, 8); CsrAggregation agg = CsrAggregation.of(a)) {
+            Tensor dense = a.toDense(ScalarType.Double);
+            Tensor base = torch.randn(new long[] {f, n}, new TensorOptions(ScalarType.Double)).requires_grad_(true);
+            Tensor x = base.t();
+            assertFalse(x.is_contiguous());
+            Tensor gRef = torch.grad(new TensorVector(dense.mm(x).pow(new Scalar(2)).sum()), new TensorVector(base)).get(0);
+            Tensor g = torch.grad(new TensorVector(agg.apply(x).pow(new Scalar(2)).sum()), new TensorVector(base)).get(0);
+            assertTrue(maxAbsDiff(g, gRef) < 1e-12);
+            Tensor row = torch.randn(new long[] {1, f}, new TensorOptions(ScalarType.Double)).requires_grad_(true);
+            Tensor expanded = row.expand(n, f);
+            Tensor g2 = torch.grad(new TensorVector(agg.apply(expanded).sum()), new TensorVector(row)).get(0);
+            Tensor g2Ref = torch.grad(new TensorVector(dense.mm(expanded).sum()), new TensorVector(row)).get(0);
+            assertTrue(maxAbsDiff(g2, g2Ref) < 1e-12);
+        }
+    }
+
+    @Test
     void hooksOnTheOutputSeeAndChangeTheGradientFirst() {
         int n = 12, f = 2;
         try (PointerScope s = new PointerScope(); Csr a = randomCsr(n, n, 30, false, 5); CsrAggregation agg = CsrAggregation.of(a)) {

@@ -1,0 +1,34 @@
+package io.mn4j.gnn.partition;
+
+import io.mn4j.gnn.graph.Graph;
+import java.util.SplittableRandom;
+
+/**
+ * A uniformly random balanced assignment: a seeded random permutation of the nodes dealt out
+ * round-robin, so part sizes differ by at most one. The baseline every real partitioner must beat
+ * on edge cut.
+ */
+public final class RandomPartitioner implements Partitioner {
+    @Override
+    public int[] partition(Graph g, int parts, long seed) {
+        Partitioners.checkParts(parts);
+        int n = Math.toIntExact(g.numNodes());
+        int[] perm = new int[n];
+        for (int i = 0; i < n; i++) perm[i] = i;
+        SplittableRandom r = new SplittableRandom(seed);
+        for (int i = n - 1; i > 0; i--) {
+            int j = r.nextInt(i + 1);
+            int t = perm[i];
+            perm[i] = perm[j];
+            perm[j] = t;
+        }
+        int[] a = new int[n];
+        for (int i = 0; i < n; i++) a[perm[i]] = i % parts;
+        return a;
+    }
+
+    @Override
+    public String name() {
+        return "random";
+    }
+}

@@ -1,0 +1,426 @@
+package io.mn4j.mpitests.communicator;
+
+import io.mn4j.communicator.Communicator;
+import io.mn4j.communicator.ReduceOp;
+import io.mn4j.mpitests.Check;
+import io.mn4j.mpitests.Scenario;
+import io.mn4j.mpitests.ScenarioSuite;
+import io.mn4j.mpitests.communicator.Data.Item;
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.bytedeco.pytorch.Scalar;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.global.torch.ScalarType;
+
+/**
+ * Collectives of the Communicator: bcast, bcastInto, gather, allgather, alltoall and scatter with
+ * per-rank shapes, allreduce and reduce with every op, every dtype, 0-d, zero-size, non-contiguous
+ * and large tensors, with every root; the same with 16-byte chunks; object collectives; and bad
+ * inputs that every rank must report (no rank left waiting).
+ */
+public class CollectiveSuite implements ScenarioSuite {
+    /** A rank-dependent shape: rank r (and, for alltoall, destination d) folded into a number. */
+    @FunctionalInterface
+    interface ShapeOf {
+        long[] of(long v);
+    }
+
+    /**
+     * Per-rank shape families for the gather-like collectives; {@code v} grows with the rank, and
+     * is 0 on rank 0 for the first family, so that rank's tensor is zero-size.
+     */
+    record Family(String name, ShapeOf shape, boolean transposed) {
+        Tensor build(ScalarType t, long v, long seed) {
+            long[] s = shape.of(v);
+            return transposed ? Data.wideTransposed(t, s[0], s[1], seed) : Data.wide(t, s, seed);
+        }
+    }
+
+    static final List<Family> FAMILIES = List.of(
+            new Family("[v, 3]", v -> new long[] {v, 3}, false),
+            new Family("0-d", v -> new long[] {}, false),
+            new Family("[v+1, 2, 1]", v -> new long[] {v + 1, 2, 1}, false),
+            new Family("[v+2, 3] transposed", v -> new long[] {v + 2, 3}, true),
+            new Family("[40+v, 30]", v -> new long[] {40 + v, 30}, false));
+
+    /** Few-hundred-byte families for 16-byte chunks. */
+    static final List<Family> CHUNK_FAMILIES = List.of(
+            new Family("[v, 3]", v -> new long[] {v, 3}, false),
+            new Family("0-d", v -> new long[] {}, false),
+            new Family("[v+5, 20] transposed", v -> new long[] {v + 5, 20}, true),
+            new Family("[v+7, 30]", v -> new long[] {v + 7, 30}, false));
+
+    static final long[][] REDUCE_SHAPES = {{}, {0, 3}, {2, 3}, {40, 30}};
+    static final long[][] CHUNK_REDUCE_SHAPES = {{}, {0, 3}, {9, 11}};
+
+    static long seed(int rank, int k) {
+        return 100L * rank + k;
+    }
+
+    static String where(ScalarType t, Family f) {
+        return Data.label(t) + " " + f.name();
+    }
+
+    static void bcast(Communicator c, Check check, List<Item> items, String prefix) {
+        int me = c.rank();
+        for (int root = 0; root < c.size(); root++) {
+            for (int k = 0; k < items.size(); k++) {
+                Item it = items.get(k);
+                Tensor expected = it.build(seed(root, k));
+                // Non-roots pass null or an unrelated tensor: both are ignored.
+                Tensor mine = me == root ? it.build(seed(root, k)) : me % 2 == 0 ? null
+                        : Data.wide(ScalarType.Int, new long[] {7}, me);
+                Tensor got = c.bcast(mine, root);
+                check.tensorsClose(prefix + "bcast " + it.name() + " from root " + root, expected, got, 0);
+            }
+        }
+    }
+
+    static void bcastInto(Communicator c, Check check, List<Item> items, String prefix) {
+        int me = c.rank();
+        for (int root = 0; root < c.size(); root++) {
+            for (int k = 0; k < items.size(); k++) {
+                Item it = items.get(k);
+                long[] s = it.shape();
+                // Targets are views on odd ranks and contiguous on even ones: only dtype and shape must agree.
+                boolean view = s.length == 2 && me % 2 == 1;
+                Tensor base = view ? Data.filled(it.dtype(), s[1], s[0]) : Data.filled(it.dtype(), s);
+                Tensor into = view ? base.t() : base;
+                if (me == root) {
+                    into.copy_(it.build(seed(root, k)));
+                }
+                c.bcastInto(into, root);
+                check.tensorsClose(prefix + "bcastInto " + it.name() + (view ? " (view)" : "") + " from root "
+                        + root, it.build(seed(root, k)), into, 0);
+            }
+        }
+    }
+
+    static void gather(Communicator c, Check check, List<Family> families, String prefix) {
+        int me = c.rank();
+        int n = c.size();
+        for (int root = 0; root < n; root++) {
+            for (ScalarType t : Data.DTYPES) {
+                for (int k = 0; k < families.size(); k++) {
+                    Family f = families.get(k);
+                    final int kk = k;
+                    List<Tensor> got = c.gather(f.build(t, me, seed(me, k)), root);
+                    String name = prefix + "gather " + where(t, f) + " at root " + root;
+                    if (me == root) {
+                        check.equal(name + ": count", n, got.size());
+                        for (int r = 0; r < Math.min(n, got.size()); r++) {
+                            check.tensorsClose(name + ": from " + r, f.build(t, r, seed(r, kk)), got.get(r), 0);
+                        }
+                    } else {
+                        check.equal(name + ": empty off root", 0, got.size());
+                    }
+                }
+            }
+        }
+    }
+
+    static void allgather(Communicator c, Check check, List<Family> families, String prefix) {
+        int me = c.rank();
+        int n = c.size();
+        for (ScalarType t : Data.DTYPES) {
+            for (int k = 0; k < families.size(); k++) {
+                Family f = families.get(k);
+                List<Tensor> got = c.allgather(f.build(t, me, seed(me, k)));
+                String name = prefix + "allgather " + where(t, f);
+                check.equal(name + ": count", n, got.size());
+                for (int r = 0; r < Math.min(n, got.size()); r++) {
+                    check.tensorsClose(name + ": from " + r, f.build(t, r, seed(r, k)), got.get(r), 0);
+                }
+            }
+        }
+    }
+
+    static void alltoall(Communicator c, Check check, List<Family> families, String prefix) {
+        int me = c.rank();
+        int n = c.size();
+        for (ScalarType t : Data.DTYPES) {
+            for (int k = 0; k < families.size(); k++) {
+                Family f = families.get(k);
+                List<Tensor> xs = new ArrayList<>();
+                for (int d = 0; d < n; d++) {
+                    xs.add(f.build(t, me + 2L * d, seed(me, 10 * d + k)));
+                }
+                List<Tensor> got = c.alltoall(xs);
+                String name = prefix + "alltoall " + where(t, f);
+                check.equal(name + ": count", n, got.size());
+                for (int r = 0; r < Math.min(n, got.size()); r++) {
+                    check.tensorsClose(name + ": from " + r, f.build(t, r + 2L * me, seed(r, 10 * me + k)),
+                            got.get(r), 0);
+                }
+            }
+        }
+    }
+
+    static void scatter(Communicator c, Check check, List<Family> families, String prefix) {
+        int me = c.rank();
+        int n = c.size();
+        for (int root = 0; root < n; root++) {
+            for (ScalarType t : Data.DTYPES) {
+                for (int k = 0; k < families.size(); k++) {
+                    Family f = families.get(k);
+                    List<Tensor> xs = null;
+                    if (me == root) {
+                        xs = new ArrayList<>();
+                        for (int r = 0; r < n; r++) {
+                            xs.add(f.build(t, r, seed(root, 10 * r + k)));
+                        }
+                    } else if (me % 2 == 1) {
+                        xs = List.of(Data.wide(ScalarType.Int, new long[] {3}, me)); // ignored off root
+                    }
+                    Tensor got = c.scatter(xs, root);
+                    check.tensorsClose(prefix + "scatter " + where(t, f) + " from root " + root,
+                            f.build(t, me, seed(root, 10 * me + k)), got, 0);
+                }
+            }
+        }
+    }
+
+    static List<ReduceOp> opsFor(ScalarType t) {
+        List<ReduceOp> ops = new ArrayList<>(List.of(ReduceOp.SUM, ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PROD));
+        if (Data.isFloat(t)) {
+            ops.add(ReduceOp.MEAN);
+        }
+        return ops;
+    }
+
+    /** Inputs of a reduction on rank r: small values, transposed when {@code view}. */
+    static Tensor reduceInput(ScalarType t, long[] shape, boolean view, int r, int k) {
+        if (view) {
+            return Data.small(t, new long[] {shape[1], shape[0]}, seed(r, k)).t();
+        }
+        return Data.small(t, shape, seed(r, k));
+    }
+
+    static void reductions(Communicator c, Check check, long[][] shapes, boolean withRoots, String prefix) {
+        int me = c.rank();
+        int n = c.size();
+        for (ScalarType t : Data.DTYPES) {
+            for (ReduceOp op : opsFor(t)) {
+                // MEAN of float16/bfloat16 is rounded twice (float32 staging, then back): allow one ulp.
+                double tol = op == ReduceOp.MEAN ? (t == ScalarType.BFloat16 ? 1e-2 : t == ScalarType.Half ? 1e-3 : 1e-6) : 0;
+                for (int k = 0; k < shapes.length + 1; k++) {
+                    boolean view = k == shapes.length;
+                    long[] shape = view ? new long[] {3, 5} : shapes[k];
+                    final int kk = k;
+                    Tensor expected = Data.reduce(Data.perRank(n, r -> reduceInput(t, shape, view, r, kk)), op);
+                    Tensor x = reduceInput(t, shape, view, me, k);
+                    Tensor copy = x.clone();
+                    String name = Data.describe(t, shape) + (view ? " (transposed)" : "") + " " + op;
+                    check.tensorsClose(prefix + "allreduce " + name, expected, c.allreduce(x, op), tol);
+                    check.tensorsClose(prefix + "allreduce input unchanged " + name, copy, x, 0);
+                    if (withRoots) {
+                        for (int root = 0; root < n; root++) {
+                            Tensor got = c.reduce(x, op, root);
+                            if (me == root) {
+                                check.tensorsClose(prefix + "reduce " + name + " at root " + root, expected, got, tol);
+                            } else {
+                                check.isTrue(prefix + "reduce " + name + " null off root " + root, got == null,
+                                        "got a tensor off root");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // The one-argument allreduce sums.
+        Tensor x = Data.small(ScalarType.Float, new long[] {4}, me);
+        check.tensorsClose(prefix + "allreduce() is SUM",
+                Data.reduce(Data.perRank(n, r -> Data.small(ScalarType.Float, new long[] {4}, r)), ReduceOp.SUM),
+                c.allreduce(x), 0);
+    }
+
+    /** A serializable, comparable per-rank value. */
+    record Entry(int rank, String name, List<Long> values) implements Serializable {
+    }
+
+    static Entry entry(int r) {
+        List<Long> values = new ArrayList<>();
+        for (int i = 0; i < r + 2; i++) {
+            values.add(r * 1_000_000_000_000L + i);
+        }
+        return new Entry(r, "rank-" + r, values);
+    }
+
+    static void objects(Communicator c, Check check, String prefix) {
+        int me = c.rank();
+        int n = c.size();
+        for (int root = 0; root < n; root++) {
+            HashMap<String, List<Integer>> map = new HashMap<>();
+            map.put("root", List.of(root));
+            map.put("big", new ArrayList<>(java.util.Collections.nCopies(400, root)));
+            HashMap<String, List<Integer>> got = c.bcastObj(me == root ? map : null, root);
+            check.equal(prefix + "bcastObj from root " + root, map, got);
+            List<Entry> gathered = c.gatherObj(entry(me), root);
+            if (me == root) {
+                check.equal(prefix + "gatherObj at root " + root, Data.perRankList(n, CollectiveSuite::entry), gathered);
+            } else {
+                check.equal(prefix + "gatherObj empty off root " + root, List.of(), gathered);
+            }
+        }
+        check.equal(prefix + "allgatherObj", Data.perRankList(n, CollectiveSuite::entry), c.allgatherObj(entry(me)));
+        check.equal(prefix + "allgatherObj of a large string", Data.perRankList(n, r -> "x" + r + "y".repeat(2000)),
+                c.allgatherObj("x" + me + "y".repeat(2000)));
+        check.equal(prefix + "allreduceObj sum", n * (n + 1) / 2, (int) c.allreduceObj(me + 1, Integer::sum));
+        StringBuilder order = new StringBuilder("0");
+        for (int r = 1; r < n; r++) {
+            order.append(",").append(r);
+        }
+        check.equal(prefix + "allreduceObj folds in rank order", order.toString(),
+                c.allreduceObj(String.valueOf(me), (a, b) -> a + "," + b));
+        TreeMap<String, Integer> merged = c.allreduceObj(new TreeMap<>(Map.of("r" + me, me)), (a, b) -> {
+            TreeMap<String, Integer> m = new TreeMap<>(a);
+            m.putAll(b);
+            return m;
+        });
+        check.equal(prefix + "allreduceObj of maps", n, merged.size());
+    }
+
+    /**
+     * After a bad input every rank must have thrown, and the communicator must still work: a
+     * correct allreduce right after proves no rank is stuck and no stray message is left.
+     */
+    static void stillWorks(Communicator c, Check check, String after) {
+        Tensor x = Data.small(ScalarType.Long, new long[] {3}, c.rank());
+        check.tensorsClose("communicator works after " + after,
+                Data.reduce(Data.perRank(c.size(), r -> Data.small(ScalarType.Long, new long[] {3}, r)), ReduceOp.SUM),
+                c.allreduce(x, ReduceOp.SUM), 0);
+    }
+
+    static void badInputs(Communicator c, Check check, String prefix) {
+        int me = c.rank();
+        int n = c.size();
+        int last = n - 1;
+
+        // alltoall with a list of the wrong length on the last rank only.
+        List<Tensor> xs = new ArrayList<>();
+        for (int d = 0; d < (me == last ? n + 1 : n); d++) {
+            xs.add(Data.wide(ScalarType.Float, new long[] {2}, d));
+        }
+        check.throwsWith(prefix + "alltoall with a list of " + (n + 1) + " on rank " + last, () -> c.alltoall(xs),
+                "alltoall", "rank " + last, "list of " + (n + 1), "(" + n + ")");
+        stillWorks(c, check, prefix + "bad alltoall");
+        check.throwsWith(prefix + "alltoall with null on rank 0", () -> c.alltoall(me == 0 ? null : fullList(n)),
+                "alltoall", "rank 0", "null");
+        stillWorks(c, check, prefix + "null alltoall");
+
+        // scatter with a list of the wrong length at the root.
+        int root = n / 2;
+        List<Tensor> wrong = me == root ? fullList(n + 2) : null;
+        check.throwsWith(prefix + "scatter with a list of " + (n + 2) + " at root " + root, () -> c.scatter(wrong, root),
+                "scatter", "root rank " + root, "list of " + (n + 2), "(" + n + ")");
+        stillWorks(c, check, prefix + "bad scatter");
+
+        // allreduce and reduce with different shapes, then different dtypes, on different ranks.
+        if (n > 1) {
+            Tensor x = Data.small(ScalarType.Float, new long[] {me + 1, 2}, me);
+            List<String> shapes = new ArrayList<>(List.of("allreduce"));
+            for (int r = 0; r < n; r++) {
+                shapes.add("rank " + r + ": " + Data.describe(ScalarType.Float, r + 1, 2));
+            }
+            check.throwsWith(prefix + "allreduce with per-rank shapes", () -> c.allreduce(x, ReduceOp.SUM),
+                    shapes.toArray(new String[0]));
+            stillWorks(c, check, prefix + "bad allreduce");
+            shapes.set(0, "reduce");
+            check.throwsWith(prefix + "reduce with per-rank shapes", () -> c.reduce(x, ReduceOp.MAX, 0),
+                    shapes.toArray(new String[0]));
+            stillWorks(c, check, prefix + "bad reduce");
+            ScalarType t = me == last ? ScalarType.Double : ScalarType.Float;
+            check.throwsWith(prefix + "allreduce with a different dtype on rank " + last,
+                    () -> c.allreduce(Data.small(t, new long[] {2}, me), ReduceOp.SUM),
+                    "allreduce", "rank 0: float32[2]", "rank " + last + ": float64[2]");
+            stillWorks(c, check, prefix + "dtype-mismatched allreduce");
+            // MEAN where only one rank passes an integer tensor: that rank must not throw alone
+            // (the others would wait for it in the reduction forever).
+            ScalarType u = me == last ? ScalarType.Int : ScalarType.Float;
+            check.throwsWith(prefix + "allreduce MEAN with an int32 tensor on rank " + last + " only",
+                    () -> c.allreduce(Data.small(u, new long[] {2}, me), ReduceOp.MEAN),
+                    "allreduce", "rank 0: float32[2]", "rank " + last + ": int32[2]");
+            stillWorks(c, check, prefix + "MEAN with one int rank");
+            Tensor into = Data.filled(ScalarType.Int, me == 0 ? new long[] {3} : new long[] {4});
+            check.throwsWith(prefix + "bcastInto with different shapes", () -> c.bcastInto(into, 0),
+                    "bcast", "rank 0: int32[3]", "rank " + last + ": int32[4]");
+            stillWorks(c, check, prefix + "bad bcastInto");
+        }
+
+        // MEAN of integer tensors.
+        for (ScalarType t : new ScalarType[] {ScalarType.Int, ScalarType.Long, ScalarType.Bool, ScalarType.Byte}) {
+            Tensor x = Data.small(t, new long[] {2, 3}, me);
+            check.throwsWith(prefix + "allreduce MEAN of " + Data.label(t), () -> c.allreduce(x, ReduceOp.MEAN),
+                    "allreduce", "MEAN", Data.describe(t, 2, 3));
+            check.throwsWith(prefix + "reduce MEAN of " + Data.label(t), () -> c.reduce(x, ReduceOp.MEAN, 0),
+                    "reduce", "MEAN", Data.describe(t, 2, 3));
+        }
+        stillWorks(c, check, prefix + "MEAN of ints");
+
+        // Roots outside [0, size).
+        Tensor y = Data.small(ScalarType.Float, new long[] {2}, me);
+        for (int bad : new int[] {n, -1}) {
+            String range = "[0, " + n + ")";
+            String r = "root rank " + bad;
+            check.throwsWith(prefix + "bcast root " + bad, () -> c.bcast(y, bad), "bcast", r, range);
+            check.throwsWith(prefix + "bcastInto root " + bad, () -> c.bcastInto(y, bad), "bcast", r, range);
+            check.throwsWith(prefix + "gather root " + bad, () -> c.gather(y, bad), "gather", r, range);
+            check.throwsWith(prefix + "scatter root " + bad, () -> c.scatter(List.of(y), bad), "scatter", r, range);
+            check.throwsWith(prefix + "reduce root " + bad, () -> c.reduce(y, ReduceOp.SUM, bad), "reduce", r, range);
+        }
+        // A null tensor at the bcast root: every rank hears of it.
+        check.throwsWith(prefix + "bcast of null at the root", () -> c.bcast(null, 0), "bcast", "root rank 0", "null");
+        stillWorks(c, check, prefix + "bad roots");
+    }
+
+    static List<Tensor> fullList(int count) {
+        List<Tensor> out = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            out.add(Data.wide(ScalarType.Float, new long[] {2}, i));
+        }
+        return out;
+    }
+
+    @Override
+    public Map<String, Scenario> scenarios() {
+        Map<String, Scenario> s = new LinkedHashMap<>();
+        List<Item> items = Data.items(P2pSuite.SHAPES, P2pSuite.TRANSPOSED);
+        List<Item> chunkItems = Data.items(P2pSuite.CHUNK_SHAPES, P2pSuite.CHUNK_TRANSPOSED);
+        s.put("bcast of every dtype and shape from every root", (c, check) -> bcast(c, check, items, ""));
+        s.put("bcastInto of every dtype and shape from every root", (c, check) -> bcastInto(c, check, items, ""));
+        s.put("gather with per-rank shapes at every root", (c, check) -> gather(c, check, FAMILIES, ""));
+        s.put("allgather with per-rank shapes", (c, check) -> allgather(c, check, FAMILIES, ""));
+        s.put("alltoall with per-sender-and-receiver shapes", (c, check) -> alltoall(c, check, FAMILIES, ""));
+        s.put("scatter with per-rank shapes from every root", (c, check) -> scatter(c, check, FAMILIES, ""));
+        s.put("allreduce and reduce: every op, dtype and root", (c, check) ->
+                reductions(c, check, REDUCE_SHAPES, true, ""));
+        s.put("object collectives", (c, check) -> objects(c, check, ""));
+        s.put("bad inputs are reported on every rank", (c, check) -> badInputs(c, check, ""));
+        s.put("chunked (16-byte chunks): every collective again", (c, check) -> {
+            c.setChunkBytes(16);
+            c.barrier();
+            try {
+                String p = "chunked ";
+                bcast(c, check, chunkItems, p);
+                bcastInto(c, check, chunkItems, p);
+                gather(c, check, CHUNK_FAMILIES, p);
+                allgather(c, check, CHUNK_FAMILIES, p);
+                alltoall(c, check, CHUNK_FAMILIES, p);
+                scatter(c, check, CHUNK_FAMILIES, p);
+                reductions(c, check, CHUNK_REDUCE_SHAPES, true, p);
+                objects(c, check, p);
+                badInputs(c, check, p);
+            } finally {
+                c.barrier();
+                c.setChunkBytes(Communicator.DEFAULT_CHUNK_BYTES);
+            }
+            check.equal("default chunk size restored", Communicator.DEFAULT_CHUNK_BYTES, c.chunkBytes());
+        });
+        return s;
+    }
+}

@@ -1,0 +1,29 @@
+package io.mn4j.mpitests.communicator;
+
+import io.mn4j.mpitests.MpiSuiteTests;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.DynamicNode;
+import org.junit.jupiter.api.TestFactory;
+
+/**
+ * The Communicator under real {@code mpirun} with 1, 2, 3 and 4 ranks: one launch per suite and
+ * rank count, one JUnit test per scenario.
+ */
+class CommunicatorTest {
+    private static final long TIMEOUT_SECONDS = 180;
+
+    @TestFactory
+    Stream<DynamicNode> pointToPoint() {
+        return MpiSuiteTests.forRanks(P2pSuite.class, TIMEOUT_SECONDS, 1, 2, 3, 4);
+    }
+
+    @TestFactory
+    Stream<DynamicNode> collectives() {
+        return MpiSuiteTests.forRanks(CollectiveSuite.class, TIMEOUT_SECONDS, 1, 2, 3, 4);
+    }
+
+    @TestFactory
+    Stream<DynamicNode> groupsModelsAndCounters() {
+        return MpiSuiteTests.forRanks(GroupSuite.class, TIMEOUT_SECONDS, 1, 2, 3, 4);
+    }
+}

@@ -1,0 +1,53 @@
+package io.mn4j.mpitests.communicator;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.mn4j.mpitests.MpiLauncher;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * An uncaught exception on one rank ends the whole job, non-zero, with that rank's message, while
+ * the other ranks are blocked waiting for it: well inside the timeout, no rank left behind.
+ */
+class CrashTest {
+    private static final long TIMEOUT_SECONDS = 120;
+    /** Whole job, start-up included: generous, as start-up depends on the machine's load. */
+    private static final double LIMIT_SECONDS = 60;
+    private static final double AFTER_THROW_LIMIT_SECONDS = 10;
+
+    @ParameterizedTest(name = "{1} with {0} ranks")
+    @CsvSource({"3, collective", "2, recv", "2, run"})
+    void oneRankThrowsTheJobEnds(int ranks, String mode) throws Exception {
+        Path dir = Files.createTempDirectory("mn4j-crash-" + mode + "-");
+        MpiLauncher.Result r = MpiLauncher.run(ranks, CrashMain.class.getName(), List.of(dir.toString(), mode), dir,
+                TIMEOUT_SECONDS);
+        long endedAt = System.currentTimeMillis();
+        assertFalse(r.timedOut(), () -> "the job hung:\n" + r.describe());
+        assertNotEquals(0, r.exitCode(), () -> "the job ended with 0:\n" + r.describe());
+        // Start-up (a JVM with LibTorch per rank) takes seconds and more on a loaded machine: the
+        // bound that matters is from the throw to the end of the whole job.
+        Path thrown = dir.resolve("throwing-at-millis");
+        assertTrue(Files.exists(thrown), () -> "the failing rank never got to throw:\n" + r.describe());
+        double afterThrow = (endedAt - Long.parseLong(Files.readString(thrown).trim())) / 1000.0;
+        assertTrue(afterThrow < AFTER_THROW_LIMIT_SECONDS,
+                () -> "the job took " + afterThrow + " s to end after the throw:\n" + r.describe());
+        assertTrue(r.seconds() < LIMIT_SECONDS, () -> "the job took " + r.seconds() + " s:\n" + r.describe());
+        int failing = ranks - 1;
+        assertTrue(r.output().contains(CrashMain.MESSAGE + " on rank " + failing + " (" + mode + ")"),
+                () -> "the failing rank's message is missing:\n" + r.describe());
+        assertTrue(r.output().contains("rank " + failing + " failed"),
+                () -> "the failure does not name the rank:\n" + r.describe());
+        for (int rank = 0; rank < ranks; rank++) {
+            assertTrue(Files.exists(dir.resolve("rank-" + rank + ".waiting")),
+                    "rank " + rank + " never reached its wait");
+            assertFalse(Files.exists(dir.resolve("rank-" + rank + ".finished")),
+                    "rank " + rank + " finished although its peer failed");
+        }
+    }
+}

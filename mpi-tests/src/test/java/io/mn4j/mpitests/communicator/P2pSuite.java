@@ -1,0 +1,472 @@
+package io.mn4j.mpitests.communicator;
+
+import io.mn4j.communicator.Communicator;
+import io.mn4j.communicator.RecvHandle;
+import io.mn4j.communicator.SendHandle;
+import io.mn4j.mpitests.Check;
+import io.mn4j.mpitests.Scenario;
+import io.mn4j.mpitests.ScenarioSuite;
+import io.mn4j.mpitests.communicator.Data.Item;
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.bytedeco.pytorch.Scalar;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.global.torch.ScalarType;
+
+/**
+ * Point-to-point traffic of the Communicator: blocking and nonblocking, every dtype and shape,
+ * receives into existing tensors, ordering of outstanding receives, overlap with computation,
+ * objects, chunked messages and bad inputs. Every receiver rebuilds what its peer sent from
+ * (dtype, shape, seed) and compares exactly.
+ */
+public class P2pSuite implements ScenarioSuite {
+    /** 0-d, zero-size, small, 5-d, and large enough (>= 2000 bytes) to leave the inline path. */
+    static final long[][] SHAPES = {{}, {0, 3}, {2, 3}, {2, 1, 3, 1, 2}, {40, 50}};
+    static final long[][] TRANSPOSED = {{3, 5}, {50, 40}};
+    /** For 16-byte chunks: a few hundred bytes (inline for 1- and 2-byte dtypes) and 1.4-11 KB. */
+    static final long[][] CHUNK_SHAPES = {{}, {0, 3}, {5, 60}, {7, 200}};
+    static final long[][] CHUNK_TRANSPOSED = {{60, 5}};
+
+    /** A message from src to dst, item k: every rank can rebuild it. */
+    static long seed(int src, int dst, int k) {
+        return 1000L * src + 37L * dst + k;
+    }
+
+    /** One side of a pair exchange: this rank and {@code peer}, {@code first} when this rank sends first. */
+    @FunctionalInterface
+    interface PairAction {
+        void run(int peer, boolean first) throws Exception;
+    }
+
+    /**
+     * Visits every pair (i, j), i < j, in the same lexicographic order on every rank: the lower
+     * rank sends first. Blocking exchanges in this order cannot form a cycle, so cannot deadlock.
+     */
+    static void forEachPair(Communicator c, PairAction action) throws Exception {
+        int me = c.rank();
+        for (int i = 0; i < c.size(); i++) {
+            for (int j = i + 1; j < c.size(); j++) {
+                if (me == i) {
+                    action.run(j, true);
+                } else if (me == j) {
+                    action.run(i, false);
+                }
+            }
+        }
+    }
+
+    /** Blocking send and recv of every item between every pair, with tags cycling over three. */
+    static void blockingMatrix(Communicator c, Check check, List<Item> items, int tag0, String prefix)
+            throws Exception {
+        int me = c.rank();
+        forEachPair(c, (peer, first) -> {
+            for (int round = 0; round < 2; round++) {
+                if ((round == 0) == first) {
+                    for (int k = 0; k < items.size(); k++) {
+                        Tensor x = items.get(k).build(seed(me, peer, k));
+                        Tensor copy = x.clone();
+                        c.send(x, peer, tag0 + k % 3);
+                        check.tensorsClose(prefix + "input unchanged " + items.get(k).name(), copy, x, 0);
+                    }
+                } else {
+                    for (int k = 0; k < items.size(); k++) {
+                        Tensor got = c.recv(peer, tag0 + k % 3);
+                        check.tensorsClose(prefix + items.get(k).name() + " from " + peer,
+                                items.get(k).build(seed(peer, me, k)), got, 0);
+                    }
+                }
+            }
+        });
+    }
+
+    /**
+     * Every rank posts a receive of every item from every rank (itself included) on one tag, then
+     * sends, then waits for the receives in reverse order: the k-th receive from a source must
+     * still get that source's k-th message.
+     */
+    static void nonblockingMatrix(Communicator c, Check check, List<Item> items, int tag, String prefix) {
+        int me = c.rank();
+        int n = c.size();
+        RecvHandle[][] recvs = new RecvHandle[n][items.size()];
+        for (int peer = 0; peer < n; peer++) {
+            for (int k = 0; k < items.size(); k++) {
+                recvs[peer][k] = c.irecv(peer, tag);
+            }
+        }
+        List<SendHandle> sends = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            int peer = (me + i) % n;
+            for (int k = 0; k < items.size(); k++) {
+                sends.add(c.isend(items.get(k).build(seed(me, peer, k)), peer, tag));
+            }
+        }
+        for (int peer = n - 1; peer >= 0; peer--) {
+            for (int k = items.size() - 1; k >= 0; k--) {
+                Tensor got = recvs[peer][k].waitFor();
+                check.tensorsClose(prefix + items.get(k).name() + " from " + peer,
+                        items.get(k).build(seed(peer, me, k)), got, 0);
+                check.equal(prefix + "bytes of " + items.get(k).name() + " from " + peer,
+                        got.nbytes(), recvs[peer][k].bytes());
+            }
+        }
+        for (SendHandle h : sends) {
+            h.waitFor();
+        }
+        check.isTrue(prefix + "sends complete", sends.stream().allMatch(SendHandle::test),
+                "a waited send does not test complete");
+    }
+
+    /** Alternating small and large messages, a zero-size one and a 0-d one: K messages on one tag. */
+    static Tensor orderedMessage(int src, int k) {
+        long[] shape = switch (k % 4) {
+            case 0 -> new long[] {3000};
+            case 1 -> new long[] {3};
+            case 2 -> k % 8 == 2 ? new long[] {0, 4} : new long[] {};
+            default -> new long[] {20, 30};
+        };
+        return Data.wide(k % 2 == 0 ? ScalarType.Float : ScalarType.Long, shape, 100L * src + k);
+    }
+
+    /**
+     * Receives from the same source and tag complete in posting order: (a) posted before the
+     * sends and tested in reverse order, (b) posted after the messages arrived and waited in a
+     * scrambled order, (c) two tags interleaved, tested round-robin from the back.
+     */
+    static void ordering(Communicator c, Check check, int tag0, String prefix) {
+        int n = c.size();
+        int me = c.rank();
+        int next = (me + 1) % n;
+        int prev = (me + n - 1) % n;
+        int k = 8;
+
+        RecvHandle[] hs = new RecvHandle[k];
+        for (int i = 0; i < k; i++) {
+            hs[i] = c.irecv(prev, tag0);
+        }
+        List<SendHandle> sends = new ArrayList<>();
+        for (int i = 0; i < k; i++) {
+            sends.add(c.isend(orderedMessage(me, i), next, tag0));
+        }
+        List<Integer> completion = pollReversed(hs, sends);
+        check.equal(prefix + "(a) all completed by test()", k, completion.size());
+        for (int i = 0; i < k; i++) {
+            check.tensorsClose(prefix + "(a) message " + i, orderedMessage(prev, i), hs[i].get(), 0);
+        }
+
+        for (int i = 0; i < k; i++) {
+            sends.add(c.isend(orderedMessage(me, i), next, tag0 + 1));
+        }
+        c.barrier(); // the headers are now queued at the receiver before any receive is posted
+        for (int i = 0; i < k; i++) {
+            hs[i] = c.irecv(prev, tag0 + 1);
+        }
+        for (int i : new int[] {5, 2, 7, 0, 3, 6, 1, 4}) {
+            check.tensorsClose(prefix + "(b) message " + i + " waited out of order",
+                    orderedMessage(prev, i), hs[i].waitFor(), 0);
+        }
+
+        RecvHandle[] a = new RecvHandle[k];
+        RecvHandle[] b = new RecvHandle[k];
+        for (int i = 0; i < k; i++) {
+            b[i] = c.irecv(prev, tag0 + 3);
+        }
+        for (int i = 0; i < k; i++) {
+            a[i] = c.irecv(prev, tag0 + 2);
+        }
+        for (int i = 0; i < k; i++) {
+            sends.add(c.isend(orderedMessage(me, i), next, tag0 + 2));
+            sends.add(c.isend(orderedMessage(me, 100 + i), next, tag0 + 3));
+        }
+        RecvHandle[] both = new RecvHandle[2 * k];
+        for (int i = 0; i < k; i++) {
+            both[2 * i] = a[i];
+            both[2 * i + 1] = b[i];
+        }
+        List<Integer> done = pollReversed(both, sends);
+        check.equal(prefix + "(c) all completed by test()", 2 * k, done.size());
+        for (int i = 0; i < k; i++) {
+            check.tensorsClose(prefix + "(c) tag " + (tag0 + 2) + " message " + i, orderedMessage(prev, i),
+                    a[i].get(), 0);
+            check.tensorsClose(prefix + "(c) tag " + (tag0 + 3) + " message " + i,
+                    orderedMessage(prev, 100 + i), b[i].get(), 0);
+        }
+        for (SendHandle s : sends) {
+            s.waitFor();
+        }
+    }
+
+    /** Tests receives from the last to the first (and the sends) until all are done or 30 s pass. */
+    static List<Integer> pollReversed(RecvHandle[] hs, List<SendHandle> sends) {
+        List<Integer> completion = new ArrayList<>();
+        boolean[] done = new boolean[hs.length];
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (completion.size() < hs.length && System.nanoTime() < deadline) {
+            for (int i = hs.length - 1; i >= 0; i--) {
+                if (!done[i] && hs[i].test()) {
+                    done[i] = true;
+                    completion.add(i);
+                }
+            }
+            for (SendHandle s : sends) {
+                s.test();
+            }
+        }
+        return completion;
+    }
+
+    /** Receives into existing tensors: contiguous ones are filled in place, views through their base. */
+    static void recvInto(Communicator c, Check check, int tag, String prefix, long[] large) throws Exception {
+        record Target(ScalarType t, long[] shape, boolean view) {
+        }
+        List<Target> targets = List.of(
+                new Target(ScalarType.Float, new long[] {3, 4}, false),
+                new Target(ScalarType.Long, large, false),
+                new Target(ScalarType.Half, new long[] {}, false),
+                new Target(ScalarType.Bool, new long[] {0, 3}, false),
+                new Target(ScalarType.Byte, new long[] {5, 7}, true),
+                new Target(ScalarType.Double, new long[] {large[1], large[0]}, true),
+                new Target(ScalarType.BFloat16, new long[] {2, 3}, false),
+                new Target(ScalarType.Char, new long[] {4, 2}, true));
+        int me = c.rank();
+        if (c.size() == 1) {
+            check.throwsWith(prefix + "recvInto from oneself refused",
+                    () -> c.recvInto(Data.empty(ScalarType.Float, 2), 0, tag), "recv", "rank 0", "oneself");
+            return;
+        }
+        forEachPair(c, (peer, first) -> {
+            for (int round = 0; round < 2; round++) {
+                if ((round == 0) == first) {
+                    for (int k = 0; k < targets.size(); k++) {
+                        Target t = targets.get(k);
+                        c.send(Data.wide(t.t, t.shape, seed(me, peer, k)), peer, tag);
+                    }
+                } else {
+                    for (int k = 0; k < targets.size(); k++) {
+                        Target t = targets.get(k);
+                        String name = prefix + Data.describe(t.t, t.shape) + (t.view ? " into a view" : "")
+                                + " from " + peer;
+                        Tensor expected = Data.wide(t.t, t.shape, seed(peer, me, k));
+                        Tensor base = t.view ? Data.filled(t.t, t.shape[1], t.shape[0]) : Data.filled(t.t, t.shape);
+                        Tensor into = t.view ? base.t() : base;
+                        Tensor ret = c.recvInto(into, peer, tag);
+                        check.tensorsClose(name + ": target", expected, into, 0);
+                        check.tensorsClose(name + ": base memory", t.view ? expected.t() : expected, base, 0);
+                        check.tensorsClose(name + ": returned", expected, ret, 0);
+                        if (!t.view && into.numel() > 0) {
+                            check.equal(name + ": received in place", into.data_ptr().address(),
+                                    ret.data_ptr().address());
+                        }
+                    }
+                }
+            }
+        });
+    }
+
+    /** A serializable message with per-rank content. */
+    record Msg(int from, int to, String text, List<Integer> values) implements Serializable {
+    }
+
+    static Msg msg(int from, int to) {
+        List<Integer> values = new ArrayList<>();
+        for (int i = 0; i <= from + to; i++) {
+            values.add(from * 100 + to * 10 + i);
+        }
+        return new Msg(from, to, "from " + from + " to " + to, values);
+    }
+
+    static String bigText(int from, int to) {
+        return ("<" + from + "->" + to + ">").repeat(500);
+    }
+
+    /** Bad peers, blocking self-traffic and mismatched receives: clear messages, no stray data. */
+    static void badInputs(Communicator c, Check check, int tag, String prefix) throws Exception {
+        int me = c.rank();
+        int n = c.size();
+        Tensor x = Data.wide(ScalarType.Float, new long[] {2, 3}, me);
+        for (int peer : new int[] {n, -1, n + 3}) {
+            String range = "[0, " + n + ")";
+            String p = "peer rank " + peer;
+            check.throwsWith(prefix + "send to " + peer, () -> c.send(x, peer, tag), "send", "rank " + me, p, range);
+            check.throwsWith(prefix + "recv from " + peer, () -> c.recv(peer, tag), "recv", "rank " + me, p, range);
+            check.throwsWith(prefix + "recvInto from " + peer, () -> c.recvInto(x.clone(), peer, tag), "recv",
+                    "rank " + me, p, range);
+            check.throwsWith(prefix + "isend to " + peer, () -> c.isend(x, peer, tag), "isend", "rank " + me, p, range);
+            check.throwsWith(prefix + "irecv from " + peer, () -> c.irecv(peer, tag), "irecv", "rank " + me, p, range);
+            check.throwsWith(prefix + "sendObj to " + peer, () -> c.sendObj("x", peer, tag), "send", p, range);
+        }
+        check.throwsWith(prefix + "blocking send to oneself", () -> c.send(x, me, tag), "send", "rank " + me,
+                "oneself");
+        check.throwsWith(prefix + "blocking recv from oneself", () -> c.recv(me, tag), "recv", "rank " + me,
+                "oneself");
+        check.throwsWith(prefix + "blocking sendObj to oneself", () -> c.sendObj("x", me, tag), "send",
+                "oneself");
+        // The mismatches: dtype, shape, and shape of a payload-path (large) message. After each, the
+        // next message on the same tag must arrive intact: the bad one was consumed whole.
+        record Bad(ScalarType sent, long[] sentShape, ScalarType into, long[] intoShape) {
+        }
+        List<Bad> bads = List.of(
+                new Bad(ScalarType.Float, new long[] {2, 3}, ScalarType.Double, new long[] {2, 3}),
+                new Bad(ScalarType.Int, new long[] {4, 5}, ScalarType.Int, new long[] {5, 4}),
+                new Bad(ScalarType.Float, new long[] {30, 40}, ScalarType.Float, new long[] {40, 30}),
+                new Bad(ScalarType.Long, new long[] {}, ScalarType.Long, new long[] {1}),
+                new Bad(ScalarType.Half, new long[] {0, 3}, ScalarType.BFloat16, new long[] {0, 3}));
+        forEachPair(c, (peer, first) -> {
+            for (int round = 0; round < 2; round++) {
+                if ((round == 0) == first) {
+                    for (int k = 0; k < bads.size(); k++) {
+                        Bad b = bads.get(k);
+                        c.send(Data.wide(b.sent, b.sentShape, seed(me, peer, k)), peer, tag);
+                        c.send(Data.wide(ScalarType.Int, new long[] {3}, seed(me, peer, k)), peer, tag);
+                    }
+                } else {
+                    for (int k = 0; k < bads.size(); k++) {
+                        Bad b = bads.get(k);
+                        String sent = Data.describe(b.sent, b.sentShape);
+                        String into = Data.describe(b.into, b.intoShape);
+                        Tensor target = Data.filled(b.into, b.intoShape);
+                        check.throwsWith(prefix + "recvInto " + into + " of " + sent + " from " + peer,
+                                () -> c.recvInto(target, peer, tag), "recv", "rank " + me, "rank " + peer,
+                                sent, into);
+                        check.tensorsClose(prefix + "target untouched after " + sent + " into " + into,
+                                Data.filled(b.into, b.intoShape), target, 0);
+                        check.tensorsClose(prefix + "next message intact after " + sent + " into " + into,
+                                Data.wide(ScalarType.Int, new long[] {3}, seed(peer, me, k)), c.recv(peer, tag), 0);
+                    }
+                }
+            }
+        });
+    }
+
+    @Override
+    public Map<String, Scenario> scenarios() {
+        Map<String, Scenario> s = new LinkedHashMap<>();
+        List<Item> items = Data.items(SHAPES, TRANSPOSED);
+        List<Item> chunkItems = Data.items(CHUNK_SHAPES, CHUNK_TRANSPOSED);
+
+        s.put("blocking send/recv of every dtype and shape", (c, check) -> {
+            if (c.size() == 1) {
+                check.throwsWith("blocking send to oneself refused",
+                        () -> c.send(Data.wide(ScalarType.Float, new long[] {2}, 0), 0, 10), "send", "rank 0",
+                        "oneself");
+                return;
+            }
+            blockingMatrix(c, check, items, 10, "");
+        });
+
+        s.put("isend/irecv of every dtype and shape with every rank and oneself", (c, check) ->
+                nonblockingMatrix(c, check, items, 20, ""));
+
+        s.put("outstanding irecvs from one source and tag complete in posting order", (c, check) ->
+                ordering(c, check, 30, ""));
+
+        s.put("nonblocking traffic overlaps computation, driven by test()", (c, check) -> {
+            int n = c.size();
+            int me = c.rank();
+            int next = (me + 1) % n;
+            int prev = (me + n - 1) % n;
+            Tensor big = Data.wide(ScalarType.Float, new long[] {256, 256}, seed(me, next, 0));
+            Tensor small = Data.wide(ScalarType.Double, new long[] {5}, seed(me, next, 1));
+            RecvHandle rBig = c.irecv(prev, 40);
+            RecvHandle rSmall = c.irecv(prev, 41);
+            SendHandle sBig = c.isend(big, next, 40);
+            SendHandle sSmall = c.isend(small, next, 41);
+            Tensor a = Data.small(ScalarType.Float, new long[] {64, 64}, me);
+            Tensor b = Data.small(ScalarType.Float, new long[] {64, 64}, me + 1);
+            Tensor product = a.matmul(b);
+            Tensor acc = Data.empty(ScalarType.Float, 64, 64).fill_(new Scalar(0.0));
+            int iterations = 0;
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            boolean complete = false;
+            while (!complete && System.nanoTime() < deadline) {
+                acc = acc.add(a.matmul(b));
+                iterations++;
+                // Each poll is an MPI call: without a progress thread it is what moves the data.
+                boolean r1 = rBig.test();
+                boolean r2 = rSmall.test();
+                boolean s1 = sBig.test();
+                boolean s2 = sSmall.test();
+                complete = r1 && r2 && s1 && s2;
+            }
+            check.isTrue("completed by test() alone while computing", complete,
+                    "transfers still incomplete after 30 s of polling");
+            if (!complete) {
+                rBig.waitFor();
+                rSmall.waitFor();
+                sBig.waitFor();
+                sSmall.waitFor();
+            }
+            check.tensorsClose("large tensor from " + prev,
+                    Data.wide(ScalarType.Float, new long[] {256, 256}, seed(prev, me, 0)), rBig.get(), 0);
+            check.tensorsClose("small tensor from " + prev,
+                    Data.wide(ScalarType.Double, new long[] {5}, seed(prev, me, 1)), rSmall.get(), 0);
+            check.tensorsClose("computation during the transfer", product.mul(new Scalar((double) iterations)),
+                    acc, 1e-5);
+            check.tensorsClose("sent tensor unchanged",
+                    Data.wide(ScalarType.Float, new long[] {256, 256}, seed(me, next, 0)), big, 0);
+        });
+
+        s.put("recvInto existing tensors", (c, check) -> recvInto(c, check, 50, "", new long[] {30, 40}));
+
+        s.put("sendObj/recvObj", (c, check) -> {
+            int me = c.rank();
+            if (c.size() == 1) {
+                check.throwsWith("sendObj to oneself refused", () -> c.sendObj(msg(0, 0), 0, 60), "send",
+                        "oneself");
+                return;
+            }
+            forEachPair(c, (peer, first) -> {
+                for (int round = 0; round < 2; round++) {
+                    if ((round == 0) == first) {
+                        c.sendObj(msg(me, peer), peer, 60);
+                        c.sendObj(bigText(me, peer), peer, 60);
+                        c.sendObj(new int[] {me, peer, me * peer}, peer, 61);
+                    } else {
+                        check.equal("record from " + peer, msg(peer, me), c.recvObj(peer, 60));
+                        check.equal("large string from " + peer, bigText(peer, me), c.recvObj(peer, 60));
+                        int[] arr = c.recvObj(peer, 61);
+                        check.isTrue("int[] from " + peer, Arrays.equals(new int[] {peer, me, me * peer}, arr),
+                                "got " + Arrays.toString(arr));
+                    }
+                }
+            });
+        });
+
+        s.put("bad inputs: peers out of range, blocking self-traffic, mismatched recvInto", (c, check) ->
+                badInputs(c, check, 70, ""));
+
+        s.put("chunked (16-byte chunks): every point-to-point operation again", (c, check) -> {
+            check.throwsWith("chunk size not a multiple of 8", () -> c.setChunkBytes(12), "multiple of 8", "12");
+            check.throwsWith("chunk size below 8", () -> c.setChunkBytes(0), "multiple of 8");
+            c.setChunkBytes(16);
+            c.barrier();
+            try {
+                check.equal("chunk size set", 16L, c.chunkBytes());
+                blockingMatrix(c, check, chunkItems, 110, "chunked ");
+                nonblockingMatrix(c, check, chunkItems, 120, "chunked ");
+                ordering(c, check, 130, "chunked ");
+                recvInto(c, check, 140, "chunked ", new long[] {9, 40});
+                badInputs(c, check, 150, "chunked ");
+                int me = c.rank();
+                forEachPair(c, (peer, first) -> {
+                    for (int round = 0; round < 2; round++) {
+                        if ((round == 0) == first) {
+                            c.sendObj(bigText(me, peer), peer, 160);
+                        } else {
+                            check.equal("chunked large object from " + peer, bigText(peer, me),
+                                    c.recvObj(peer, 160));
+                        }
+                    }
+                });
+            } finally {
+                c.barrier();
+                c.setChunkBytes(Communicator.DEFAULT_CHUNK_BYTES);
+            }
+            check.equal("default chunk size restored", Communicator.DEFAULT_CHUNK_BYTES, c.chunkBytes());
+        });
+        return s;
+    }
+}
