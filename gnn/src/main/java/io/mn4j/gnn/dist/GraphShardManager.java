@@ -4,6 +4,8 @@ import io.mn4j.communicator.Communicator;
 import io.mn4j.functions.Functions;
 import io.mn4j.gnn.graph.Csr;
 import io.mn4j.gnn.kernel.CsrAggregation;
+import io.mn4j.gnn.partition.PartitionData;
+import io.mn4j.gnn.partition.PartitionMetadata;
 import io.mn4j.gnn.util.Tensors;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -69,6 +71,24 @@ public final class GraphShardManager implements AutoCloseable {
                     + " nodes but its in-edge matrix has " + localInEdges.numRows() + " rows");
         }
         return new GraphShardManager(world, offsets.clone(), localInEdges);
+    }
+
+    /**
+     * Builds the shards of a loaded partition ({@code PartitionReader.load(dir, rank, size)}):
+     * partition k is rank k. Collective over {@code world}.
+     */
+    public static GraphShardManager build(Communicator world, PartitionData part) {
+        PartitionMetadata meta = part.metadata();
+        if (meta.numParts() != world.size() || part.part() != world.rank()) {
+            throw new IllegalArgumentException("rank " + world.rank() + " of " + world.size() + " was given partition "
+                    + part.part() + " of " + meta.numParts());
+        }
+        long[] offsets = new long[meta.numParts() + 1];
+        for (int k = 0; k < meta.numParts(); k++) {
+            offsets[k] = meta.offset(k);
+        }
+        offsets[meta.numParts()] = meta.numNodes();
+        return build(world, offsets, part.adjacency());
     }
 
     private GraphShardManager(Communicator world, long[] offsets, Csr inEdges) {
