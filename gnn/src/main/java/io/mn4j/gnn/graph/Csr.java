@@ -167,29 +167,25 @@ public final class Csr implements AutoCloseable {
         int nc = checkedSize(numCols, "numCols");
         long[] rp = rowptrArray();
         int[] c = colArray();
-        float[] w = weightArray();
         int nnz = c.length;
         long[] tptr = new long[nc + 1];
         for (int x : c) tptr[x + 1]++;
         for (int j = 0; j < nc; j++) tptr[j + 1] += tptr[j];
         long[] next = Arrays.copyOf(tptr, nc);
         long[] trow = new long[nnz];
-        float[] tw = w == null ? null : new float[nnz];
+        // entry p of the transpose is entry perm[p] of this matrix: weights move in their own dtype
+        long[] perm = weight == null ? null : new long[nnz];
         int nr = (int) numRows;
         for (int i = 0; i < nr; i++) {
             for (int e = (int) rp[i], end = (int) rp[i + 1]; e < end; e++) {
                 int p = (int) next[c[e]]++;
                 trow[p] = i;
-                if (tw != null) tw[p] = w[e];
+                if (perm != null) perm[p] = e;
             }
         }
         try (PointerScope s = new PointerScope()) {
-            Tensor tw64 = null;
-            if (tw != null) {
-                tw64 = Tensors.floats(tw);
-                if (Tensors.type(weight) != ScalarType.Float) tw64 = tw64.to(Tensors.type(weight));
-            }
-            return of(numCols, numRows, Tensors.longs(tptr), Tensors.longs(trow), tw64);
+            Tensor tw = perm == null ? null : weight.index_select(0, Tensors.longs(perm)).contiguous();
+            return of(numCols, numRows, Tensors.longs(tptr), Tensors.longs(trow), tw);
         }
     }
 

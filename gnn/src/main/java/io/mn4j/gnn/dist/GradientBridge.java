@@ -1,0 +1,110 @@
+package io.mn4j.gnn.dist;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
+import org.bytedeco.pytorch.Scalar;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorBase;
+import org.bytedeco.pytorch.TensorTensorHook;
+
+/**
+ * Joins values computed outside autograd to the tensor they were computed from, so that backward
+ * delivers a gradient that code computes (LibTorch's own autograd, Java hooks, no C++).
+ *
+ * <p>{@code proxy = x·1} stands for the input; {@link #attach} adds {@code 0·sum(proxy)} to a
+ * value so that the value's gradient must flow through the proxy; the proxy's hook then adds what
+ * {@link #onInputGrad} computes. Because every attached value feeds the proxy, the proxy's hook
+ * runs after all of their gradients are known — the point where a layer exchanges gradients with
+ * the other ranks, in the same order on every rank.
+ *
+ * <p>Hooks are JavaCPP function pointers that must stay reachable while the graph lives: the
+ * bridge keeps them, and the {@link Registry} keeps the bridge until its proxy hook has run.
+ */
+final class GradientBridge {
+    /** Keeps bridges alive until their backward has run. */
+    static final class Registry {
+        private final List<GradientBridge> live = new ArrayList<>();
+        private static final int MAX_LIVE = 256;
+
+        synchronized void add(GradientBridge b) {
+            // A forward with autograd whose backward never runs would otherwise grow this forever.
+            if (live.size() >= MAX_LIVE) {
+                live.remove(0);
+            }
+            live.add(b);
+        }
+
+        synchronized void remove(GradientBridge b) {
+            live.remove(b);
+        }
+
+        synchronized int size() {
+            return live.size();
+        }
+    }
+
+    private final Registry registry;
+    private final Tensor[] proxies;
+    private final Tensor zero;
+    private final List<TensorTensorHook> hooks = new ArrayList<>();
+    private int pendingInputHooks;
+
+    /** A bridge for one or more inputs (features, parameters) that backward must reach. */
+    GradientBridge(Registry registry, Tensor... inputs) {
+        this.registry = registry;
+        this.proxies = new Tensor[inputs.length];
+        Tensor z = null;
+        for (int i = 0; i < inputs.length; i++) {
+            proxies[i] = inputs[i].mul(new Scalar(1.0));
+            Tensor zi = proxies[i].sum().mul(new Scalar(0.0));
+            z = z == null ? zi : z.add(zi);
+        }
+        this.zero = z;
+        registry.add(this);
+    }
+
+    /** {@code value} (computed without autograd) as a tensor whose gradient flows to the proxies. */
+    Tensor attach(Tensor value) {
+        return value.add(zero);
+    }
+
+    /** Calls {@code sink} with (a copy of) the gradient of {@code t} when backward reaches it. */
+    void onGrad(Tensor t, Consumer<Tensor> sink) {
+        TensorTensorHook hook = new TensorTensorHook() {
+            @Override
+            public TensorBase call(TensorBase grad) {
+                sink.accept(new Tensor(grad).clone());
+                return grad;
+            }
+        };
+        hooks.add(hook);
+        t.register_hook(hook);
+    }
+
+    /**
+     * When the gradient of input {@code i} is complete, {@code extra} maps it to a tensor that is
+     * added to it (the contributions autograd could not see; null adds nothing).
+     */
+    void onInputGrad(int i, UnaryOperator<Tensor> extra) {
+        pendingInputHooks++;
+        TensorTensorHook hook = new TensorTensorHook() {
+            @Override
+            public TensorBase call(TensorBase grad) {
+                Tensor g = new Tensor(grad);
+                Tensor added = extra.apply(g);
+                inputHookDone();
+                return added == null ? g : g.add(added);
+            }
+        };
+        hooks.add(hook);
+        proxies[i].register_hook(hook);
+    }
+
+    private synchronized void inputHookDone() {
+        if (--pendingInputHooks == 0) {
+            registry.remove(this);
+        }
+    }
+}

@@ -1,0 +1,617 @@
+package io.mn4j.gnn.dist;
+
+import io.mn4j.communicator.Communicator;
+import io.mn4j.functions.Functions;
+import io.mn4j.gnn.graph.Csr;
+import io.mn4j.gnn.kernel.CsrAggregation;
+import io.mn4j.gnn.partition.PartitionData;
+import io.mn4j.gnn.partition.PartitionMetadata;
+import io.mn4j.gnn.util.Tensors;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import org.bytedeco.pytorch.NoGradGuard;
+import org.bytedeco.pytorch.Scalar;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorOptions;
+import org.bytedeco.pytorch.TensorVector;
+import org.bytedeco.pytorch.global.torch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What one rank holds of a partitioned graph, and neighbourhood aggregation across ranks.
+ *
+ * <p>Partition p owns the contiguous node ids {@code [offsets[p], offsets[p+1])}; an edge belongs
+ * to the partition of its destination. For rank i, shard j holds the in-edges of i's nodes whose
+ * sources j owns, with the rows of j they read; rank j knows which of its rows to send to i.
+ * Degrees are exchanged once, at construction.
+ *
+ * <p>Layers call {@link #aggregate(Tensor, EdgeNorm)} (plain weighted sums: GCN, mean-SAGE) or
+ * {@link #aggregate(Tensor, Tensor, ShardOperator)} (anything else, e.g. attention); the
+ * {@link AggregationMode} decides how remote shards are fetched and how gradients go back.
+ * Collective: every rank calls the same aggregations in the same order.
+ */
+public final class GraphShardManager implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(GraphShardManager.class);
+    private static final int TAG_FORWARD = 11;
+    private static final int TAG_BACKWARD = 12;
+    private static final int TAG_REFETCH = 13;
+
+    private final Communicator comm;
+    private final int rank;
+    private final int parts;
+    private final long numLocal;
+    private final long[] offsets;
+    private final Shard[] shards;
+    private final Tensor inDegree;
+    /** Aggregations by the weighted shard matrices, per weighting, built once (float64 weights). */
+    private final Map<EdgeNorm, CsrAggregation[]> weighted = new EnumMap<>(EdgeNorm.class);
+    private final Map<EdgeNorm, CsrAggregation> haloGraphs = new EnumMap<>(EdgeNorm.class);
+    private final GradientBridge.Registry bridges = new GradientBridge.Registry();
+    private AggregationMode mode = AggregationMode.SAR;
+    private int prefetchDepth = 1;
+
+    /**
+     * Builds the shards of this rank. Collective over {@code world}.
+     *
+     * @param offsets     partition p owns global nodes [offsets[p], offsets[p+1]); length size+1
+     * @param localInEdges rows: this rank's nodes (local index); columns: global source ids
+     */
+    public static GraphShardManager build(Communicator world, long[] offsets, Csr localInEdges) {
+        if (offsets.length != world.size() + 1) {
+            throw new IllegalArgumentException("partition offsets describe " + (offsets.length - 1)
+                    + " partitions but the job has " + world.size() + " ranks");
+        }
+        long expected = offsets[world.rank() + 1] - offsets[world.rank()];
+        if (localInEdges.numRows() != expected) {
+            throw new IllegalArgumentException("rank " + world.rank() + " owns " + expected
+                    + " nodes but its in-edge matrix has " + localInEdges.numRows() + " rows");
+        }
+        return new GraphShardManager(world, offsets.clone(), localInEdges);
+    }
+
+    /**
+     * Builds the shards of a loaded partition ({@code PartitionReader.load(dir, rank, size)}):
+     * partition k is rank k. Collective over {@code world}.
+     */
+    public static GraphShardManager build(Communicator world, PartitionData part) {
+        PartitionMetadata meta = part.metadata();
+        if (meta.numParts() != world.size() || part.part() != world.rank()) {
+            throw new IllegalArgumentException("rank " + world.rank() + " of " + world.size() + " was given partition "
+                    + part.part() + " of " + meta.numParts());
+        }
+        long[] offsets = new long[meta.numParts() + 1];
+        for (int k = 0; k < meta.numParts(); k++) {
+            offsets[k] = meta.offset(k);
+        }
+        offsets[meta.numParts()] = meta.numNodes();
+        return build(world, offsets, part.adjacency());
+    }
+
+    private GraphShardManager(Communicator world, long[] offsets, Csr inEdges) {
+        this.comm = world.split(0, world.rank());
+        this.rank = comm.rank();
+        this.parts = comm.size();
+        this.offsets = offsets;
+        this.numLocal = offsets[rank + 1] - offsets[rank];
+        this.shards = cutShards(inEdges);
+        this.inDegree = Tensors.own(inEdges.rowCounts().to(torch.ScalarType.Double));
+        exchangeRowsAndDegrees();
+    }
+
+    /** Splits the in-edges by the partition owning their source, compacting the source rows. */
+    private Shard[] cutShards(Csr inEdges) {
+        long[] rowptr = inEdges.rowptrArray();
+        long[] src = Tensors.toLongArray(inEdges.col());
+        int n = (int) numLocal;
+        // per partner: its rows we read, in first-seen order, then sorted
+        List<long[]> edgeRows = new ArrayList<>();
+        int[][] counts = new int[parts][];
+        long[][] needed = new long[parts][];
+        int[] edgesPer = new int[parts];
+        int[] owner = new int[src.length];
+        for (int e = 0; e < src.length; e++) {
+            int p = ownerOf(src[e]);
+            owner[e] = p;
+            edgesPer[p]++;
+        }
+        Shard[] out = new Shard[parts];
+        for (int p = 0; p < parts; p++) {
+            // sorted distinct partner-local rows read by this shard
+            long[] rows = new long[edgesPer[p]];
+            int k = 0;
+            for (int e = 0; e < src.length; e++) {
+                if (owner[e] == p) {
+                    rows[k++] = src[e] - offsets[p];
+                }
+            }
+            long[] distinct = p == rank ? null : Arrays.stream(rows).sorted().distinct().toArray();
+            long[] ptr = new long[n + 1];
+            long[] col = new long[edgesPer[p]];
+            int c = 0;
+            for (int v = 0; v < n; v++) {
+                for (long e = rowptr[v]; e < rowptr[v + 1]; e++) {
+                    if (owner[(int) e] == p) {
+                        long local = src[(int) e] - offsets[p];
+                        col[c++] = distinct == null ? local : Arrays.binarySearch(distinct, local);
+                    }
+                }
+                ptr[v + 1] = c;
+            }
+            long width = distinct == null ? numLocal : distinct.length;
+            Csr edges = Csr.of(numLocal, width, ptr, col, null);
+            Tensor need = Tensors.own(distinct == null ? torch.arange(new Scalar(numLocal)) : Tensors.longs(distinct));
+            out[p] = new Shard(p, need, edges);
+        }
+        return out;
+    }
+
+    /** Tells every partner which of its rows we read; learns which of ours they read; degrees. */
+    private void exchangeRowsAndDegrees() {
+        List<Tensor> needs = new ArrayList<>(parts);
+        for (Shard s : shards) {
+            needs.add(s.partner == rank ? Tensors.longs(new long[0]) : s.needRows);
+        }
+        List<Tensor> asked = comm.alltoall(needs);
+        List<Tensor> degrees = new ArrayList<>(parts);
+        for (int p = 0; p < parts; p++) {
+            shards[p].sendRows = Tensors.own(p == rank ? Tensors.longs(new long[0]) : asked.get(p));
+            degrees.add(inDegree.index_select(0, shards[p].sendRows));
+        }
+        List<Tensor> theirDegrees = comm.alltoall(degrees);
+        for (int p = 0; p < parts; p++) {
+            shards[p].sourceInDegree = Tensors.own(p == rank ? inDegree : theirDegrees.get(p));
+        }
+    }
+
+    private int ownerOf(long node) {
+        int p = Arrays.binarySearch(offsets, node);
+        int owner = p >= 0 ? p : -p - 2;
+        while (owner + 1 < offsets.length - 1 && offsets[owner + 1] == node) {
+            owner++; // skip empty partitions
+        }
+        if (owner < 0 || owner >= parts || node >= offsets[parts]) {
+            throw new IllegalArgumentException("source node " + node + " is outside the graph [0, "
+                    + offsets[parts] + ")");
+        }
+        return owner;
+    }
+
+    // ------------------------------------------------------------------------------------------
+
+    public AggregationMode mode() {
+        return mode;
+    }
+
+    /** Chooses the aggregation mode; every rank must choose the same. */
+    public GraphShardManager mode(AggregationMode m) {
+        this.mode = m;
+        return this;
+    }
+
+    /** Remote blocks fetched ahead of the one being aggregated (SAR and sequential modes). */
+    public GraphShardManager prefetchDepth(int depth) {
+        this.prefetchDepth = Math.max(0, depth);
+        return this;
+    }
+
+    /**
+     * This manager in one-shot mode (SAR's {@code get_full_partition_graph}): one exchange of all
+     * boundary rows per aggregation.
+     */
+    public GraphShardManager fullPartitionGraph() {
+        return mode(AggregationMode.ONE_SHOT);
+    }
+
+    public long numLocalNodes() {
+        return numLocal;
+    }
+
+    /** Global id of this rank's first node. */
+    public long firstNode() {
+        return offsets[rank];
+    }
+
+    public long numNodes() {
+        return offsets[parts];
+    }
+
+    public int rank() {
+        return rank;
+    }
+
+    public int parts() {
+        return parts;
+    }
+
+    /** The communicator the manager exchanges on (a private split of the world). */
+    public Communicator communicator() {
+        return comm;
+    }
+
+    /** In-degree of every local node (edges into it, over all partitions), float64. */
+    public Tensor inDegree() {
+        return inDegree;
+    }
+
+    /** Rows this rank sends to {@code partner} per exchange of one feature row each. */
+    public long rowsSentTo(int partner) {
+        return partner == rank ? 0 : shards[partner].sendRows.size(0);
+    }
+
+    /** Rows this rank receives from {@code partner} per exchange. */
+    public long rowsReceivedFrom(int partner) {
+        return partner == rank ? 0 : shards[partner].numNeeded();
+    }
+
+    /** Number of bridges whose backward has not run (for tests of hook lifetimes). */
+    int liveBridges() {
+        return bridges.size();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Weighted sums
+
+    /**
+     * {@code out[v] = Σ_(u→v) w_uv·x[u]} over in-edges from every partition, with the weighting of
+     * {@code norm}; x holds this rank's rows. Differentiable in x in every mode.
+     */
+    public Tensor aggregate(Tensor x, EdgeNorm norm) {
+        checkRows(x, "aggregate");
+        Tensor local = weights(norm)[rank].apply(x);
+        if (norm == EdgeNorm.GCN) {
+            local = local.add(x.mul(selfLoopWeight().to(x.scalar_type())));
+        }
+        if (parts == 1) {
+            return local;
+        }
+        switch (mode) {
+            case ONE_SHOT:
+                return local.add(oneShotSum(x, norm));
+            case SEQUENTIAL:
+                return local.add(sequentialSum(x, norm));
+            default:
+                return local.add(sarSum(x, norm));
+        }
+    }
+
+    /** Mode 1 for sums: ring without autograd; backward sends A_jᵀ·g home, no re-fetch. */
+    private Tensor sarSum(Tensor x, EdgeNorm norm) {
+        CsrAggregation[] w = weights(norm);
+        Tensor data = x.detach().contiguous();
+        Tensor acc = torch.zeros(new long[] {numLocal, x.size(1)}, x.options());
+        try (NoGradGuard g = new NoGradGuard()) {
+            Ring.fetch(comm, TAG_FORWARD, prefetchDepth, p -> data.index_select(0, shards[p].sendRows),
+                    (p, block) -> acc.add_(w[p].forward(block)));
+        }
+        if (!x.requires_grad() || !org.bytedeco.pytorch.GradMode.is_enabled()) {
+            return acc;
+        }
+        GradientBridge bridge = new GradientBridge(bridges, x);
+        Tensor out = bridge.attach(acc);
+        Tensor[] gradOut = new Tensor[1];
+        bridge.onGrad(out, g -> gradOut[0] = g);
+        bridge.onInputGrad(0, g -> pushGradients(g, p -> w[p].transposeForward(gradOut[0])));
+        return out;
+    }
+
+    /** Mode 2 for sums: the same ring, each fetched block in the autograd graph. */
+    private Tensor sequentialSum(Tensor x, EdgeNorm norm) {
+        CsrAggregation[] w = weights(norm);
+        Tensor data = x.detach().contiguous();
+        if (!x.requires_grad() || !org.bytedeco.pytorch.GradMode.is_enabled()) {
+            return sarSum(x, norm);
+        }
+        GradientBridge bridge = new GradientBridge(bridges, x);
+        Tensor[] blockGrads = new Tensor[parts];
+        Tensor[] acc = {null};
+        Ring.fetch(comm, TAG_FORWARD, prefetchDepth, p -> data.index_select(0, shards[p].sendRows),
+                (p, block) -> {
+                    Tensor fetched = bridge.attach(block);
+                    bridge.onGrad(fetched, g -> blockGrads[p] = g);
+                    Tensor part = w[p].apply(fetched);
+                    acc[0] = acc[0] == null ? part : acc[0].add(part);
+                });
+        bridge.onInputGrad(0, g -> pushGradients(g, p -> blockGrads[p]));
+        return acc[0];
+    }
+
+    /**
+     * The backward ring: sends {@code gradFor.apply(p)} (gradient of the rows fetched from p; null
+     * means zeros) to each partner p, and adds what partners send into the rows they read.
+     */
+    private Tensor pushGradients(Tensor like, java.util.function.IntFunction<Tensor> gradFor) {
+        Tensor extra = torch.zeros_like(like);
+        long features = like.size(1);
+        Ring.pushBack(comm, TAG_BACKWARD, prefetchDepth, p -> {
+            Tensor g = gradFor.apply(p);
+            return g != null ? g.contiguous()
+                    : torch.zeros(new long[] {shards[p].numNeeded(), features}, like.options());
+        }, (p, grad) -> extra.index_add_(0, shards[p].sendRows, grad.to(like.scalar_type())));
+        return extra;
+    }
+
+    /** Mode 3 for sums: one exchange of boundary rows, one aggregation over all of them. */
+    private Tensor oneShotSum(Tensor x, EdgeNorm norm) {
+        Tensor halo = fetchAllBoundaryRows(x);
+        return haloGraph(norm).apply(halo);
+    }
+
+    /**
+     * All remote rows this rank reads, concatenated in partner order (the column order of the
+     * halo graph), through the differentiable alltoall: its backward sends the gradients home.
+     */
+    Tensor fetchAllBoundaryRows(Tensor x) {
+        List<Tensor> sends = new ArrayList<>(parts);
+        for (int p = 0; p < parts; p++) {
+            sends.add(x.index_select(0, shards[p].sendRows));
+        }
+        List<Tensor> got = Functions.alltoall(comm, sends);
+        List<Tensor> remote = new ArrayList<>(parts - 1);
+        for (int p = 0; p < parts; p++) {
+            if (p != rank) {
+                remote.add(got.get(p));
+            }
+        }
+        return cat(remote);
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Any aggregation, through a ShardOperator
+
+    /**
+     * Runs {@code op} over every shard: {@code dst} holds inputs of this rank's nodes as
+     * destinations, {@code src} the rows other ranks fetch as sources (both [numLocal, *]).
+     * Differentiable in {@code dst}, {@code src} and the operator's parameters in every mode; in
+     * SAR mode by recomputing one shard at a time in backward.
+     */
+    public Tensor aggregate(Tensor dst, Tensor src, ShardOperator op) {
+        checkRows(dst, "aggregate");
+        checkRows(src, "aggregate");
+        Csr local = op.selfLoops() ? localEdgesWithSelfLoops() : shards[rank].edges;
+        boolean grad = org.bytedeco.pytorch.GradMode.is_enabled();
+        if (mode == AggregationMode.ONE_SHOT) {
+            List<Tensor> state = op.shard(local, dst, src);
+            if (parts > 1) {
+                state = op.combine(state, op.shard(haloGraph(EdgeNorm.SUM).matrix(), dst, fetchAllBoundaryRows(src)));
+            }
+            return op.finish(state);
+        }
+        if (mode == AggregationMode.SEQUENTIAL && grad) {
+            return sequentialGeneric(local, dst, src, op);
+        }
+        return sarGeneric(local, dst, src, op);
+    }
+
+    private Tensor sequentialGeneric(Csr local, Tensor dst, Tensor src, ShardOperator op) {
+        GradientBridge bridge = new GradientBridge(bridges, src);
+        Tensor data = src.detach().contiguous();
+        Tensor[] blockGrads = new Tensor[parts];
+        List<List<Tensor>> state = new ArrayList<>(List.of(op.shard(local, dst, src)));
+        Ring.fetch(comm, TAG_FORWARD, prefetchDepth, p -> data.index_select(0, shards[p].sendRows),
+                (p, block) -> {
+                    Tensor fetched = bridge.attach(block);
+                    bridge.onGrad(fetched, g -> blockGrads[p] = g);
+                    state.set(0, op.combine(state.get(0), op.shard(shards[p].edges, dst, fetched)));
+                });
+        bridge.onInputGrad(0, g -> pushGradients(g, p -> blockGrads[p]));
+        return op.finish(state.get(0));
+    }
+
+    private Tensor sarGeneric(Csr local, Tensor dst, Tensor src, ShardOperator op) {
+        Tensor dstData = dst.detach();
+        Tensor srcData = src.detach().contiguous();
+        List<List<Tensor>> state = new ArrayList<>(1);
+        Tensor out;
+        try (NoGradGuard g = new NoGradGuard()) {
+            state.add(op.shard(local, dstData, srcData));
+            Ring.fetch(comm, TAG_FORWARD, prefetchDepth, p -> srcData.index_select(0, shards[p].sendRows),
+                    (p, block) -> state.set(0, op.combine(state.get(0), op.shard(shards[p].edges, dstData, block))));
+            out = op.finish(state.get(0));
+        }
+        if (!org.bytedeco.pytorch.GradMode.is_enabled()) {
+            return out;
+        }
+        // Inputs backward must reach: src, dst and the operator's parameters that need gradients.
+        List<Tensor> inputs = new ArrayList<>(List.of(src, dst));
+        inputs.addAll(op.parameters());
+        boolean[] needed = new boolean[inputs.size()];
+        List<Tensor> bridged = new ArrayList<>();
+        for (int i = 0; i < inputs.size(); i++) {
+            needed[i] = inputs.get(i).requires_grad();
+            if (needed[i]) {
+                bridged.add(inputs.get(i));
+            }
+        }
+        if (bridged.isEmpty()) {
+            return out;
+        }
+        GradientBridge bridge = new GradientBridge(bridges, bridged.toArray(new Tensor[0]));
+        Tensor result = bridge.attach(out);
+        Tensor[][] extras = new Tensor[1][];
+        List<Tensor> finalState = state.get(0);
+        Tensor outData = out;
+        bridge.onGrad(result, g -> extras[0] = rematerialize(g, op, local, dstData, srcData, finalState, outData, needed));
+        for (int i = 0, b = 0; i < inputs.size(); i++) {
+            if (needed[i]) {
+                int k = i;
+                bridge.onInputGrad(b++, g -> extras[0][k]);
+            }
+        }
+        return result;
+    }
+
+    /**
+     * SAR's backward for any operator: recompute each shard under autograd (the local one, then the
+     * remote ones re-fetched in the ring), take the gradient of its surrogate, keep the local
+     * parts and send the fetched rows' gradients to their owners.
+     * Returns the extra gradients of src, dst and each parameter, in that order.
+     */
+    private Tensor[] rematerialize(Tensor gradOut, ShardOperator op, Csr local, Tensor dstData, Tensor srcData,
+            List<Tensor> finalState, Tensor out, boolean[] needed) {
+        List<Tensor> params = op.parameters();
+        Tensor[] sums = new Tensor[2 + params.size()];
+        sums[0] = torch.zeros_like(srcData);
+        sums[1] = torch.zeros_like(dstData);
+        for (int i = 0; i < params.size(); i++) {
+            sums[2 + i] = torch.zeros_like(params.get(i));
+        }
+        try (org.bytedeco.pytorch.AutoGradMode on = new org.bytedeco.pytorch.AutoGradMode(true)) {
+            shardGradients(op, local, dstData, srcData, gradOut, finalState, out, params, sums, true);
+            Ring.refetchAndReturn(comm, TAG_REFETCH, TAG_BACKWARD,
+                    p -> srcData.index_select(0, shards[p].sendRows),
+                    (p, block) -> shardGradients(op, shards[p].edges, dstData, block, gradOut, finalState, out,
+                            params, sums, false),
+                    (p, grad) -> sums[0].index_add_(0, shards[p].sendRows, grad.to(srcData.scalar_type())));
+        }
+        return sums;
+    }
+
+    /** Gradients of one shard's surrogate; accumulates dst, params (and src if local) into sums. */
+    private static Tensor shardGradients(ShardOperator op, Csr edges, Tensor dstData, Tensor srcRows, Tensor gradOut,
+            List<Tensor> finalState, Tensor out, List<Tensor> params, Tensor[] sums, boolean localSource) {
+        Tensor dstLeaf = dstData.detach().set_requires_grad(true);
+        Tensor srcLeaf = srcRows.detach().set_requires_grad(true);
+        List<Tensor> wrt = new ArrayList<>(List.of(srcLeaf, dstLeaf));
+        wrt.addAll(params);
+        Tensor s = op.surrogate(edges, dstLeaf, srcLeaf, gradOut, finalState, out);
+        org.bytedeco.pytorch.TensorVector grads = torch.grad(new TensorVector(s),
+                new TensorVector(wrt.toArray(new Tensor[0])), new TensorVector(),
+                new org.bytedeco.pytorch.BoolOptional(false), false, true);
+        Tensor srcGrad = grads.get(0).defined() ? grads.get(0) : torch.zeros_like(srcLeaf);
+        for (int i = 1; i < wrt.size(); i++) {
+            Tensor gi = grads.get(i);
+            if (gi.defined()) {
+                sums[i].add_(gi);
+            }
+        }
+        if (localSource) {
+            sums[0].add_(srcGrad);
+            return null;
+        }
+        return srcGrad;
+    }
+
+    private Csr selfLooped;
+
+    /** The local shard with an edge v→v added to every row (for operators with self-loops). */
+    private synchronized Csr localEdgesWithSelfLoops() {
+        if (selfLooped == null) {
+            Csr e = shards[rank].edges;
+            long[] rp = e.rowptrArray();
+            long[] col = Tensors.toLongArray(e.col());
+            long[] ptr = new long[rp.length];
+            long[] out = new long[col.length + (int) numLocal];
+            int c = 0;
+            for (int v = 0; v < numLocal; v++) {
+                for (long k = rp[v]; k < rp[v + 1]; k++) {
+                    out[c++] = col[(int) k];
+                }
+                out[c++] = v;
+                ptr[v + 1] = c;
+            }
+            selfLooped = Csr.of(numLocal, numLocal, ptr, out, null);
+        }
+        return selfLooped;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Edge weights
+
+    private Tensor selfLoopWeight() {
+        return inDegree.add(new Scalar(1.0)).reciprocal().unsqueeze(1);
+    }
+
+    /** Per-shard aggregations with the weights of {@code norm} (computed once, in float64). */
+    synchronized CsrAggregation[] weights(EdgeNorm norm) {
+        return weighted.computeIfAbsent(norm, k -> {
+            CsrAggregation[] out = new CsrAggregation[parts];
+            for (int p = 0; p < parts; p++) {
+                out[p] = CsrAggregation.of(weightedShard(p, k));
+            }
+            return out;
+        });
+    }
+
+    private Csr weightedShard(int p, EdgeNorm norm) {
+        Csr e = shards[p].edges;
+        switch (norm) {
+            case SUM:
+                return e;
+            case MEAN: {
+                Tensor dst = e.rowIndex();
+                return e.withWeight(inDegree.clamp_min(new Scalar(1.0)).reciprocal().index_select(0, dst).contiguous());
+            }
+            default: {
+                Tensor dv = inDegree.add(new Scalar(1.0)).index_select(0, e.rowIndex());
+                Tensor du = shards[p].sourceInDegree.add(new Scalar(1.0)).index_select(0, e.col());
+                return e.withWeight(dv.mul(du).rsqrt().contiguous());
+            }
+        }
+    }
+
+    /** The remote shards side by side: columns follow {@link #fetchAllBoundaryRows}. */
+    private synchronized CsrAggregation haloGraph(EdgeNorm norm) {
+        return haloGraphs.computeIfAbsent(norm, k -> {
+            List<Tensor> rows = new ArrayList<>(), cols = new ArrayList<>(), vals = new ArrayList<>();
+            long width = 0;
+            for (int p = 0; p < parts; p++) {
+                if (p == rank) {
+                    continue;
+                }
+                Csr w = weightedShard(p, k);
+                rows.add(w.rowIndex());
+                cols.add(w.col().add(new Scalar(width)));
+                if (w.weight() != null) {
+                    vals.add(w.weight());
+                }
+                width += shards[p].numNeeded();
+            }
+            // Stable counting sort by destination row: rows stay contiguous, as CSR needs.
+            long[] row = Tensors.toLongArray(cat(rows));
+            long[] ptr = new long[(int) numLocal + 1];
+            for (long r : row) {
+                ptr[(int) r + 1]++;
+            }
+            for (int v = 0; v < numLocal; v++) {
+                ptr[v + 1] += ptr[v];
+            }
+            long[] next = Arrays.copyOf(ptr, (int) numLocal);
+            long[] perm = new long[row.length];
+            for (int e = 0; e < row.length; e++) {
+                perm[(int) next[(int) row[e]]++] = e;
+            }
+            Tensor order = Tensors.longs(perm);
+            Tensor col = cat(cols).index_select(0, order).contiguous();
+            Tensor val = vals.isEmpty() ? null : cat(vals).index_select(0, order).contiguous();
+            return CsrAggregation.of(Csr.of(numLocal, width, Tensors.longs(ptr), col, val));
+        });
+    }
+
+    private static Tensor cat(List<Tensor> ts) {
+        return torch.cat(new TensorVector(ts.toArray(new Tensor[0])));
+    }
+
+    // ------------------------------------------------------------------------------------------
+
+    private void checkRows(Tensor x, String op) {
+        if (x.dim() != 2 || x.size(0) != numLocal) {
+            throw new IllegalArgumentException(op + " on rank " + rank + ": expected features of this rank's "
+                    + numLocal + " nodes as [" + numLocal + ", f], got " + Arrays.toString(x.sizes().vec().get()));
+        }
+    }
+
+    @Override
+    public void close() {
+        for (Shard s : shards) {
+            s.close();
+        }
+        weighted.values().forEach(aggs -> Arrays.stream(aggs).forEach(CsrAggregation::close));
+        haloGraphs.values().forEach(CsrAggregation::close);
+        comm.close();
+        LOG.debug("rank {}: shard manager closed", rank);
+    }
+}

@@ -1,0 +1,33 @@
+package io.mn4j.gnn.nn;
+
+import io.mn4j.gnn.dist.GraphShardManager;
+import org.bytedeco.pytorch.Module;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.global.torch;
+
+/**
+ * Graph attention (Veličković et al.; PyG's {@code GATConv} with concatenated heads):
+ * {@code h = x·W}, {@code α_uv = softmax_u LeakyReLU(a_srcᵀh_u + a_dstᵀh_v)} over the in-neighbours
+ * of v and v itself, {@code out_v = ‖_heads Σ_u α_uv h_u + b}. The softmax spans every partition;
+ * in SAR mode the backward recomputes it shard by shard.
+ */
+public final class GATConv extends Module {
+    private final Tensor weight;
+    private final Tensor bias;
+    private final GraphAttention attention;
+
+    public GATConv(long in, int channelsPerHead, int heads) {
+        super("GATConv");
+        long out = (long) heads * channelsPerHead;
+        this.weight = Init.parameter(this, "weight", Init.glorot(in, out, in, out));
+        Tensor attSrc = Init.parameter(this, "att_src", Init.glorot(heads, channelsPerHead, 1, heads, channelsPerHead));
+        Tensor attDst = Init.parameter(this, "att_dst", Init.glorot(heads, channelsPerHead, 1, heads, channelsPerHead));
+        this.bias = Init.parameter(this, "bias", torch.zeros(out));
+        this.attention = new GraphAttention(heads, channelsPerHead, attSrc, attDst, 0.2);
+    }
+
+    public Tensor forward(GraphShardManager graph, Tensor x) {
+        Tensor h = x.matmul(weight);
+        return graph.aggregate(h, h, attention).add(bias);
+    }
+}

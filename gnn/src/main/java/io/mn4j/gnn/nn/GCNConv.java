@@ -1,0 +1,27 @@
+package io.mn4j.gnn.nn;
+
+import io.mn4j.gnn.dist.EdgeNorm;
+import io.mn4j.gnn.dist.GraphShardManager;
+import org.bytedeco.pytorch.Module;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.global.torch;
+
+/**
+ * Kipf and Welling's graph convolution, {@code out = D̂^-1/2 (A+I) D̂^-1/2 · x·W + b}, with
+ * {@code D̂ = indeg + 1} (PyG's {@code GCNConv} with self-loops and normalisation). The linear map
+ * comes first, so rows travel with the output width.
+ */
+public final class GCNConv extends Module {
+    private final Tensor weight;
+    private final Tensor bias;
+
+    public GCNConv(long in, long out) {
+        super("GCNConv");
+        this.weight = Init.parameter(this, "weight", Init.glorot(in, out, in, out));
+        this.bias = Init.parameter(this, "bias", torch.zeros(out));
+    }
+
+    public Tensor forward(GraphShardManager graph, Tensor x) {
+        return graph.aggregate(x.matmul(weight), EdgeNorm.GCN).add(bias);
+    }
+}

@@ -1,0 +1,89 @@
+package io.mn4j.gnn.nn;
+
+import io.mn4j.gnn.dist.GraphShardManager;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import org.bytedeco.pytorch.Module;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.global.torch;
+
+/**
+ * A stack of graph layers of one kind: dropout, layer, activation, ..., dropout, last layer (raw
+ * class scores). GCN and SAGE use ReLU; GAT uses ELU with {@code heads} heads in hidden layers and
+ * one head in the last (as PyG's Cora examples).
+ */
+public final class GnnModel extends Module {
+    /** The layer kinds. */
+    public enum Kind {
+        GCN, SAGE, GAT;
+
+        public static Kind parse(String s) {
+            return valueOf(s.toUpperCase(Locale.ROOT));
+        }
+    }
+
+    private final Kind kind;
+    private final List<Module> layers = new ArrayList<>();
+    private final double dropout;
+
+    /**
+     * @param layers  number of graph layers (≥ 1)
+     * @param hidden  hidden width (for GAT: per head × heads)
+     * @param heads   attention heads of hidden GAT layers (ignored otherwise)
+     */
+    public GnnModel(Kind kind, long in, long hidden, long out, int layers, double dropout, int heads) {
+        super("GnnModel");
+        if (layers < 1) {
+            throw new IllegalArgumentException("a model needs at least one layer, got " + layers);
+        }
+        this.kind = kind;
+        this.dropout = dropout;
+        long width = in;
+        for (int i = 0; i < layers; i++) {
+            boolean last = i == layers - 1;
+            long target = last ? out : hidden;
+            Module layer;
+            switch (kind) {
+                case GCN:
+                    layer = new GCNConv(width, target);
+                    break;
+                case SAGE:
+                    layer = new SAGEConv(width, target);
+                    break;
+                default:
+                    int h = last ? 1 : heads;
+                    if (target % h != 0) {
+                        throw new IllegalArgumentException("GAT hidden width " + target + " is not a multiple of " + h + " heads");
+                    }
+                    layer = new GATConv(width, (int) (target / h), h);
+            }
+            this.layers.add(register_module("layer" + i, layer));
+            width = target;
+        }
+    }
+
+    public Kind kind() {
+        return kind;
+    }
+
+    /** Class scores of this rank's nodes, [numLocal, out]. */
+    public Tensor forward(GraphShardManager graph, Tensor x, boolean training) {
+        Tensor h = x;
+        for (int i = 0; i < layers.size(); i++) {
+            h = torch.dropout(h, dropout, training);
+            Module layer = layers.get(i);
+            if (layer instanceof GCNConv gcn) {
+                h = gcn.forward(graph, h);
+            } else if (layer instanceof SAGEConv sage) {
+                h = sage.forward(graph, h);
+            } else {
+                h = ((GATConv) layer).forward(graph, h);
+            }
+            if (i < layers.size() - 1) {
+                h = kind == Kind.GAT ? torch.elu(h) : torch.relu(h);
+            }
+        }
+        return h;
+    }
+}

@@ -1,0 +1,34 @@
+package io.mn4j.gnn.nn;
+
+import io.mn4j.gnn.dist.EdgeNorm;
+import io.mn4j.gnn.dist.GraphShardManager;
+import org.bytedeco.pytorch.Module;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.global.torch;
+
+/**
+ * GraphSAGE with the mean aggregator, {@code out = W_l · mean_(u→v) x_u + b + W_r · x_v} (PyG's
+ * {@code SAGEConv}). Aggregates after the linear map when that makes rows narrower (the mean is
+ * linear, so the result is the same).
+ */
+public final class SAGEConv extends Module {
+    private final Tensor weightNeighbours;
+    private final Tensor weightRoot;
+    private final Tensor bias;
+    private final boolean transformFirst;
+
+    public SAGEConv(long in, long out) {
+        super("SAGEConv");
+        this.weightNeighbours = Init.parameter(this, "lin_l", Init.glorot(in, out, in, out));
+        this.weightRoot = Init.parameter(this, "lin_r", Init.glorot(in, out, in, out));
+        this.bias = Init.parameter(this, "bias", torch.zeros(out));
+        this.transformFirst = out < in;
+    }
+
+    public Tensor forward(GraphShardManager graph, Tensor x) {
+        Tensor neighbours = transformFirst
+                ? graph.aggregate(x.matmul(weightNeighbours), EdgeNorm.MEAN)
+                : graph.aggregate(x, EdgeNorm.MEAN).matmul(weightNeighbours);
+        return neighbours.add(bias).add(x.matmul(weightRoot));
+    }
+}

@@ -1,0 +1,155 @@
+package io.mn4j.mpitests.gnn;
+
+import io.mn4j.communicator.Communicator;
+import io.mn4j.communicator.ReduceOp;
+import io.mn4j.gnn.dist.AggregationMode;
+import io.mn4j.gnn.dist.EdgeNorm;
+import io.mn4j.gnn.dist.GraphShardManager;
+import io.mn4j.gnn.nn.GATConv;
+import io.mn4j.gnn.nn.GCNConv;
+import io.mn4j.gnn.nn.GnnModel;
+import io.mn4j.gnn.nn.SAGEConv;
+import io.mn4j.mpitests.Check;
+import io.mn4j.mpitests.Scenario;
+import io.mn4j.mpitests.ScenarioSuite;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.BiFunction;
+import org.bytedeco.pytorch.Module;
+import org.bytedeco.pytorch.Scalar;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorVector;
+import org.bytedeco.pytorch.global.torch;
+
+/**
+ * GCN, SAGE and GAT layers on a partitioned random graph against the same layers' math on the
+ * whole graph in one process (dense matrices, plain autograd): outputs, input gradients and
+ * parameter gradients (summed over ranks), in every mode.
+ */
+public class GnnLayerSuite implements ScenarioSuite {
+    private static final int N = 41, IN = 6, HEADS = 2, CH = 3;
+
+    @Override
+    public Map<String, Scenario> scenarios() {
+        Map<String, Scenario> s = new LinkedHashMap<>();
+        for (AggregationMode mode : AggregationMode.values()) {
+            s.put("GCNConv " + mode, (c, check) -> layer(c, check, mode, () -> new GCNConv(IN, 4),
+                    (m, x) -> ((GCNConv) m).forward(graph(c, mode), x), GnnLayerSuite::gcnRef));
+            s.put("SAGEConv " + mode, (c, check) -> layer(c, check, mode, () -> new SAGEConv(IN, 4),
+                    (m, x) -> ((SAGEConv) m).forward(graph(c, mode), x), GnnLayerSuite::sageRef));
+            s.put("GATConv " + mode, (c, check) -> layer(c, check, mode, () -> new GATConv(IN, CH, HEADS),
+                    (m, x) -> ((GATConv) m).forward(graph(c, mode), x), GnnLayerSuite::gatRef));
+        }
+        for (GnnModel.Kind kind : GnnModel.Kind.values()) {
+            for (AggregationMode mode : AggregationMode.values()) {
+                s.put("3-layer " + kind + " model " + mode, (c, check) -> model(c, check, kind, mode));
+            }
+        }
+        return s;
+    }
+
+    /**
+     * A 3-layer model on the partitioned graph against the same model on the whole graph held by
+     * one process (a one-rank manager on a communicator of this rank alone).
+     */
+    private static void model(Communicator c, Check check, GnnModel.Kind kind, AggregationMode mode) {
+        GraphShardManager dist = graph(c, mode);
+        Tensor x = RandomPartitionedGraph.values(5, torch.ScalarType.Double, N, IN);
+        Tensor r = RandomPartitionedGraph.values(6, torch.ScalarType.Double, N, 3);
+        torch.manual_seed(78);
+        GnnModel m = new GnnModel(kind, IN, 8, 3, 3, 0.0, 2);
+        m.to(torch.ScalarType.Double, false);
+        TensorVector params = m.parameters();
+        Tensor[] refGrads = new Tensor[(int) params.size()];
+        Tensor outRef;
+        try (Communicator alone = c.split(c.rank(), 0);
+                GraphShardManager whole = GraphShardManager.build(alone, new long[] {0, N}, g.wholeInEdges())) {
+            Tensor xr = x.clone().set_requires_grad(true);
+            outRef = m.forward(whole, xr, false);
+            outRef.mul(r).sum().backward();
+            for (int i = 0; i < refGrads.length; i++) {
+                refGrads[i] = params.get(i).grad().clone();
+                params.get(i).grad().zero_();
+            }
+        }
+        Tensor xl = g.slice(x, c.rank()).clone().set_requires_grad(true);
+        Tensor out = m.forward(dist, xl, false);
+        out.mul(g.slice(r, c.rank())).sum().backward();
+        check.tensorsClose("forward", g.slice(outRef, c.rank()), out, 1e-9);
+        for (int i = 0; i < refGrads.length; i++) {
+            check.tensorsClose("grad param " + i, refGrads[i], c.allreduce(params.get(i).grad(), ReduceOp.SUM), 1e-9);
+        }
+    }
+
+    private static RandomPartitionedGraph g;
+    private static GraphShardManager manager;
+    private static AggregationMode managerMode;
+
+    private static GraphShardManager graph(Communicator c, AggregationMode mode) {
+        if (manager == null) {
+            g = new RandomPartitionedGraph(N, 150, c.size(), 9, true);
+            manager = GraphShardManager.build(c, g.offsets, g.localInEdges(c.rank()));
+        }
+        return manager.mode(mode);
+    }
+
+    interface Reference {
+        Tensor apply(RandomPartitionedGraph g, Tensor x, TensorVector params);
+    }
+
+    private static void layer(Communicator c, Check check, AggregationMode mode, java.util.function.Supplier<Module> make,
+            BiFunction<Module, Tensor, Tensor> forward, Reference ref) {
+        graph(c, mode);
+        torch.manual_seed(77);
+        Module layer = make.get();
+        layer.to(torch.ScalarType.Double, false);
+        TensorVector params = layer.parameters();
+        Tensor x = RandomPartitionedGraph.values(3, torch.ScalarType.Double, N, IN);
+        Tensor r = RandomPartitionedGraph.values(4, torch.ScalarType.Double, N, 6);
+        // one process, whole graph
+        Tensor xRef = x.clone().set_requires_grad(true);
+        Tensor[] refParams = new Tensor[(int) params.size()];
+        for (int i = 0; i < refParams.length; i++) {
+            refParams[i] = params.get(i).detach().clone().set_requires_grad(true);
+        }
+        Tensor outRef = ref.apply(g, xRef, new TensorVector(refParams));
+        outRef.mul(r.narrow(1, 0, outRef.size(1))).sum().backward();
+        // distributed
+        Tensor xLocal = g.slice(x, c.rank()).clone().set_requires_grad(true);
+        Tensor out = forward.apply(layer, xLocal);
+        out.mul(g.slice(r, c.rank()).narrow(1, 0, out.size(1))).sum().backward();
+        check.tensorsClose("forward", g.slice(outRef, c.rank()), out, 1e-9);
+        check.tensorsClose("grad x", g.slice(xRef.grad(), c.rank()), xLocal.grad(), 1e-9);
+        for (int i = 0; i < refParams.length; i++) {
+            Tensor grad = params.get(i).grad();
+            Tensor total = c.allreduce(grad.defined() ? grad : torch.zeros_like(params.get(i)), ReduceOp.SUM);
+            check.tensorsClose("grad param " + i, refParams[i].grad(), total, 1e-9);
+        }
+    }
+
+    static Tensor gcnRef(RandomPartitionedGraph g, Tensor x, TensorVector p) {
+        return g.dense(EdgeNorm.GCN).matmul(x.matmul(p.get(0))).add(p.get(1));
+    }
+
+    static Tensor sageRef(RandomPartitionedGraph g, Tensor x, TensorVector p) {
+        return g.dense(EdgeNorm.MEAN).matmul(x).matmul(p.get(0)).add(p.get(2)).add(x.matmul(p.get(1)));
+    }
+
+    /** Dense GAT: softmax over in-edges counted with multiplicity, plus one self-loop per node. */
+    static Tensor gatRef(RandomPartitionedGraph g, Tensor x, TensorVector p) {
+        Tensor h = x.matmul(p.get(0));
+        Tensor h3 = h.view(N, HEADS, CH);
+        Tensor as = h3.mul(p.get(1)).sum(new long[] {-1}, false, new org.bytedeco.pytorch.ScalarTypeOptional());
+        Tensor ad = h3.mul(p.get(2)).sum(new long[] {-1}, false, new org.bytedeco.pytorch.ScalarTypeOptional());
+        Tensor counts = g.dense(EdgeNorm.SUM).add(torch.eye(N).to(torch.ScalarType.Double));
+        Tensor[] heads = new Tensor[HEADS];
+        for (int k = 0; k < HEADS; k++) {
+            Tensor e = torch.leaky_relu(ad.select(1, k).unsqueeze(1).add(as.select(1, k).unsqueeze(0)), new Scalar(0.2));
+            Tensor shifted = e.sub(e.amax(new long[] {1}, true).detach());
+            Tensor w = counts.mul(shifted.exp());
+            Tensor alpha = w.div(w.sum(new long[] {1}, true, new org.bytedeco.pytorch.ScalarTypeOptional()));
+            heads[k] = alpha.matmul(h3.select(1, k));
+        }
+        return torch.cat(new TensorVector(heads), 1).add(p.get(3));
+    }
+}
