@@ -5,6 +5,7 @@ import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.function.Supplier;
 import org.bytedeco.pytorch.Tensor;
 
 /**
@@ -57,6 +58,43 @@ public final class Datasets {
      */
     public static TensorDataset createEmptyDataset(Dataset<?> dataset) {
         return TensorDataset.empty(dataset.size());
+    }
+
+    /**
+     * Runs {@code loader} on rank {@code rank} only (the one that reads the data, for
+     * {@link #scatterDataset} or {@link MultiNodeIterator}) and returns its result there, null
+     * elsewhere. If it throws, every rank throws a {@link DatasetException} with its message, so a
+     * missing or truncated file at one rank stops the whole job with the reason on every rank.
+     */
+    public static <D> D loadOnRank(Communicator comm, int rank, Supplier<D> loader) {
+        checkRoot(comm, rank);
+        D data = null;
+        String problem = null;
+        if (comm.rank() == rank) {
+            try {
+                data = loader.get();
+            } catch (RuntimeException e) {
+                problem = e.getMessage() == null ? e.toString() : e.getMessage();
+            }
+        }
+        Agreement.noProblems(comm, "loading the data set", problem);
+        return data;
+    }
+
+    /**
+     * Runs {@code loader} on every rank; if it throws on any, every rank throws a
+     * {@link DatasetException} listing each failing rank's message.
+     */
+    public static <D> D loadEverywhere(Communicator comm, Supplier<D> loader) {
+        D data = null;
+        String problem = null;
+        try {
+            data = loader.get();
+        } catch (RuntimeException e) {
+            problem = e.getMessage() == null ? e.toString() : e.getMessage();
+        }
+        Agreement.noProblems(comm, "loading the data set", problem);
+        return data;
     }
 
     /** {@link #scatterDataset(Dataset, Communicator, int, boolean, long, boolean)} from rank 0, in order, equal lengths. */

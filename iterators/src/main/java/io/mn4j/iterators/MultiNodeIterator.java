@@ -34,6 +34,10 @@ public final class MultiNodeIterator implements BatchIterator {
      * of their own, which is ignored).
      */
     public MultiNodeIterator(BatchIterator actual, Communicator comm, int master) {
+        this(actual, comm, master, actual == null ? "the master rank " + master + " passed a null iterator" : null);
+    }
+
+    private MultiNodeIterator(BatchIterator actual, Communicator comm, int master, String masterProblem) {
         if (master < 0 || master >= comm.size()) {
             throw new IllegalArgumentException("master rank " + master + " is outside [0, " + comm.size() + ")");
         }
@@ -43,8 +47,8 @@ public final class MultiNodeIterator implements BatchIterator {
         this.actual = isMaster ? actual : null;
         Info info = null;
         if (isMaster) {
-            info = actual == null
-                    ? new Info("the master rank " + master + " passed a null iterator", 0, 0, false, null)
+            info = masterProblem != null
+                    ? new Info(masterProblem, 0, 0, false, null)
                     : new Info(null, actual.batchSize(), actual.datasetSize(), actual.repeat(), State.of(actual));
         }
         info = comm.bcastObj(info, master);
@@ -60,6 +64,25 @@ public final class MultiNodeIterator implements BatchIterator {
     /** {@link #MultiNodeIterator(BatchIterator, Communicator, int)} with rank 0 as the master. */
     public static MultiNodeIterator create(BatchIterator actual, Communicator comm) {
         return new MultiNodeIterator(actual, comm, 0);
+    }
+
+    /**
+     * A multi-node iterator whose master walks {@code datasetAtMaster} with a
+     * {@link SerialIterator} of these settings; other ranks may pass null. A problem at the master
+     * (no data set, a batch size that does not fit) is thrown on every rank.
+     */
+    public static MultiNodeIterator over(Dataset<?> datasetAtMaster, int batchSize, boolean repeat, boolean shuffle,
+            long seed, Communicator comm, int master) {
+        SerialIterator it = null;
+        String problem = null;
+        if (comm.rank() == master) {
+            try {
+                it = new SerialIterator(datasetAtMaster, batchSize, repeat, shuffle, seed);
+            } catch (DatasetException e) {
+                problem = "at the master rank " + master + ": " + e.getMessage();
+            }
+        }
+        return new MultiNodeIterator(it, comm, master, problem);
     }
 
     @Override
