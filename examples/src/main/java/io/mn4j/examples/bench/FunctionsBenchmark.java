@@ -1,0 +1,209 @@
+package io.mn4j.examples.bench;
+
+import io.mn4j.communicator.Communicator;
+import io.mn4j.communicator.SendHandle;
+import io.mn4j.functions.Functions;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.BoolOptional;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorOptions;
+import org.bytedeco.pytorch.TensorVector;
+import org.bytedeco.pytorch.global.torch;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * Forward+backward cost of the differentiable {@code send}/{@code recv} pair and of
+ * {@code allgather}, against the raw {@link Communicator} calls they perform, on float32 tensors.
+ *
+ * <ul>
+ *   <li>send/recv (ranks 0 and 1; other ranks idle): function = {@code send} on rank 0 and
+ *       {@code recv} on rank 1, then backward on both (rank 1 backpropagates a given gradient,
+ *       rank 0 its delegate). Raw = rank 0 {@code isend(x)} + {@code recv(grad)}, rank 1
+ *       {@code recv(x)} + {@code isend(grad)}.</li>
+ *   <li>allgather (all ranks): function = {@code Functions.allgather} + backward with given
+ *       output gradients. Raw = {@code Communicator.allgather} + {@code Communicator.alltoall} of
+ *       the gradients (the exchange of a reduce-scatter); "raw+sum" also adds the received
+ *       gradients in place, the arithmetic a reduce-scatter cannot avoid.</li>
+ * </ul>
+ *
+ * Each iteration starts with a barrier; its time is the maximum over ranks. Function and raw
+ * iterations alternate so that drift affects both alike; the median is reported. Run with
+ * {@code mpirun -np 2} (one rank per core); the table goes to stdout (rank 0), the CSV to a file.
+ */
+@Command(name = "functions-benchmark", mixinStandardHelpOptions = true,
+        description = "Overhead of mn4j's differentiable send/recv and allgather over the raw Communicator calls.")
+public final class FunctionsBenchmark implements Callable<Integer> {
+    @Option(names = "--sizes-mib", split = ",", defaultValue = "1,16", description = "Tensor sizes in MiB (default: ${DEFAULT-VALUE}).")
+    private List<Integer> sizesMib;
+
+    @Option(names = "--iterations", defaultValue = "30", description = "Timed iterations per variant (default: ${DEFAULT-VALUE}).")
+    private int iterations;
+
+    @Option(names = "--warmup", defaultValue = "5", description = "Untimed iterations per variant (default: ${DEFAULT-VALUE}).")
+    private int warmup;
+
+    @Option(names = "--csv", defaultValue = "functions-benchmark.csv", description = "CSV output file (default: ${DEFAULT-VALUE}).")
+    private Path csv;
+
+    private Communicator comm;
+
+    /** One timed variant: runs one iteration. */
+    @FunctionalInterface
+    private interface Step {
+        void run() throws Exception;
+    }
+
+    private record Row(String op, int mib, double fnMs, double rawMs, double rawPlusMs) {
+    }
+
+    public static void main(String[] args) {
+        int[] code = new int[1];
+        Communicator.run(world -> {
+            FunctionsBenchmark b = new FunctionsBenchmark();
+            b.comm = world;
+            code[0] = new CommandLine(b).execute(args);
+        });
+        System.exit(code[0]);
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        List<Row> rows = new ArrayList<>();
+        for (int mib : sizesMib) {
+            long n = mib * (1L << 20) / 4;
+            if (comm.size() >= 2) {
+                rows.add(sendRecv(mib, n));
+            }
+            rows.add(allgather(mib, n));
+        }
+        Functions.flush(comm);
+        comm.barrier();
+        if (comm.rank() == 0) {
+            report(rows);
+        }
+        return 0;
+    }
+
+    private Row sendRecv(int mib, long n) throws Exception {
+        int rank = comm.rank();
+        Tensor x = torch.randn(new long[] {n}, new TensorOptions(torch.ScalarType.Float)).requires_grad_(true);
+        Tensor grad = torch.randn(new long[] {n}, new TensorOptions(torch.ScalarType.Float));
+        Step fn = () -> {
+            if (rank == 0) {
+                Tensor phi = Functions.send(x, comm, 1, 1);
+                phi.backward();
+                x.mutable_grad().put(new Tensor());
+            } else if (rank == 1) {
+                Tensor z = Functions.recv(comm, 0, 1);
+                z.backward(grad, new BoolOptional(), false, new org.bytedeco.pytorch.TensorArrayRefOptional());
+            }
+        };
+        Step raw = () -> {
+            if (rank == 0) {
+                SendHandle h = comm.isend(x.detach(), 1, 2);
+                comm.recv(1, 3);
+                h.waitFor();
+            } else if (rank == 1) {
+                comm.recv(0, 2);
+                comm.isend(grad, 0, 3).waitFor();
+            }
+        };
+        double[] t = time(fn, raw, null);
+        return new Row("send/recv", mib, t[0], t[1], Double.NaN);
+    }
+
+    private Row allgather(int mib, long n) throws Exception {
+        int size = comm.size();
+        Tensor x = torch.randn(new long[] {n}, new TensorOptions(torch.ScalarType.Float)).requires_grad_(true);
+        List<Tensor> grads = new ArrayList<>();
+        for (int r = 0; r < size; r++) {
+            grads.add(torch.randn(new long[] {n}, new TensorOptions(torch.ScalarType.Float)));
+        }
+        Step fn = () -> {
+            List<Tensor> ys = Functions.allgather(comm, x);
+            torch.backward(new TensorVector(ys.toArray(new Tensor[0])), new TensorVector(grads.toArray(new Tensor[0])),
+                    new BoolOptional(), false, new TensorVector());
+            x.mutable_grad().put(new Tensor());
+        };
+        Step raw = () -> {
+            comm.allgather(x.detach());
+            comm.alltoall(grads);
+        };
+        Step rawPlus = () -> {
+            comm.allgather(x.detach());
+            List<Tensor> parts = comm.alltoall(grads);
+            Tensor acc = parts.get(0);
+            for (int r = 1; r < parts.size(); r++) {
+                acc.add_(parts.get(r));
+            }
+        };
+        double[] t = time(fn, raw, rawPlus);
+        return new Row("allgather", mib, t[0], t[1], t[2]);
+    }
+
+    /** Median milliseconds of each variant, the variants alternating iteration by iteration. */
+    private double[] time(Step fn, Step raw, Step rawPlus) throws Exception {
+        List<Step> steps = new ArrayList<>(List.of(fn, raw));
+        if (rawPlus != null) {
+            steps.add(rawPlus);
+        }
+        double[][] times = new double[steps.size()][iterations];
+        for (int it = -warmup; it < iterations; it++) {
+            for (int v = 0; v < steps.size(); v++) {
+                comm.barrier();
+                long t0 = System.nanoTime();
+                try (PointerScope scope = new PointerScope()) {
+                    steps.get(v).run();
+                }
+                double ms = (System.nanoTime() - t0) / 1e6;
+                double max = comm.allreduceObj(ms, Math::max);
+                if (it >= 0) {
+                    times[v][it] = max;
+                }
+            }
+        }
+        double[] out = new double[3];
+        Arrays.fill(out, Double.NaN);
+        for (int v = 0; v < steps.size(); v++) {
+            double[] s = times[v].clone();
+            Arrays.sort(s);
+            out[v] = s[s.length / 2];
+        }
+        return out;
+    }
+
+    private void report(List<Row> rows) throws IOException {
+        String coretype = System.getenv().getOrDefault("OPENBLAS_CORETYPE", "(unset)");
+        System.out.printf(Locale.ROOT, "mn4j functions benchmark: %d ranks, float32, median of %d iterations"
+                + " (after %d warm-up), OPENBLAS_CORETYPE=%s, LibTorch threads=%d%n", comm.size(), iterations, warmup,
+                coretype, torch.get_num_threads());
+        System.out.printf(Locale.ROOT, "%-10s %6s %12s %12s %10s %14s %12s%n", "op", "MiB", "function ms",
+                "raw ms", "overhead", "raw+sum ms", "vs raw+sum");
+        try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(csv, StandardCharsets.UTF_8))) {
+            w.println("op,mib,ranks,function_ms,raw_ms,overhead_pct,raw_plus_sum_ms,overhead_vs_raw_plus_sum_pct");
+            for (Row r : rows) {
+                double over = 100 * (r.fnMs - r.rawMs) / r.rawMs;
+                double overPlus = 100 * (r.fnMs - r.rawPlusMs) / r.rawPlusMs;
+                System.out.printf(Locale.ROOT, "%-10s %6d %12.3f %12.3f %9.1f%% %14s %12s%n", r.op, r.mib, r.fnMs,
+                        r.rawMs, over, Double.isNaN(r.rawPlusMs) ? "-" : String.format(Locale.ROOT, "%.3f", r.rawPlusMs),
+                        Double.isNaN(overPlus) ? "-" : String.format(Locale.ROOT, "%.1f%%", overPlus));
+                w.printf(Locale.ROOT, "%s,%d,%d,%.4f,%.4f,%.2f,%s,%s%n", r.op, r.mib, comm.size(), r.fnMs, r.rawMs, over,
+                        Double.isNaN(r.rawPlusMs) ? "" : String.format(Locale.ROOT, "%.4f", r.rawPlusMs),
+                        Double.isNaN(overPlus) ? "" : String.format(Locale.ROOT, "%.2f", overPlus));
+            }
+        }
+        System.out.println("CSV: " + csv.toAbsolutePath());
+    }
+}

@@ -1,0 +1,116 @@
+package io.mn4j.functions;
+
+import io.mn4j.communicator.CommunicationException;
+import io.mn4j.communicator.Communicator;
+import io.mn4j.communicator.ReduceOp;
+import io.mn4j.communicator.SendHandle;
+import java.util.ArrayDeque;
+import java.util.Collections;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.WeakHashMap;
+import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.Tensor;
+
+/**
+ * What the differentiable functions remember per communicator: occurrence counters for the
+ * gradient tags, the number of collectives called so far (to check that every rank
+ * backpropagates them in the same order), and nonblocking sends still in flight.
+ */
+final class CommState {
+    private static final Map<Communicator, CommState> STATES = Collections.synchronizedMap(new WeakHashMap<>());
+    /** Checking the order of collectives in backward costs one tiny allreduce per collective. */
+    static final boolean CHECK_ORDER = Boolean.parseBoolean(System.getProperty("mn4j.functions.checkOrder", "true"));
+
+    private final int rank;
+    private final Map<Long, Integer> sends = new HashMap<>();
+    private final Map<Long, Integer> recvs = new HashMap<>();
+    private long collectives;
+    private final Deque<SendHandle> pending = new ArrayDeque<>();
+
+    private CommState(Communicator comm) {
+        this.rank = comm.rank();
+    }
+
+    static CommState of(Communicator comm) {
+        return STATES.computeIfAbsent(comm, CommState::new);
+    }
+
+    private static long key(int peer, int tag) {
+        return ((long) peer << 32) | (tag & 0xffffffffL);
+    }
+
+    /** Occurrence number of the next send to {@code peer} with {@code tag}. */
+    synchronized int nextSend(int peer, int tag) {
+        return sends.merge(key(peer, tag), 1, Integer::sum) - 1;
+    }
+
+    /** Occurrence number of the next receive from {@code peer} with {@code tag}. */
+    synchronized int nextRecv(int peer, int tag) {
+        return recvs.merge(key(peer, tag), 1, Integer::sum) - 1;
+    }
+
+    /** Number of this collective among the differentiable collectives on this communicator. */
+    synchronized long nextCollective() {
+        return ++collectives;
+    }
+
+    /** Keeps a nonblocking send until it completes. */
+    synchronized void track(SendHandle h) {
+        pending.add(h);
+    }
+
+    /** Forgets the sends that have completed (testing them also moves MPI along). */
+    synchronized void reap() {
+        for (Iterator<SendHandle> it = pending.iterator(); it.hasNext();) {
+            if (it.next().test()) {
+                it.remove();
+            }
+        }
+    }
+
+    /** Waits for every send still in flight. */
+    void flush() {
+        while (true) {
+            SendHandle h;
+            synchronized (this) {
+                h = pending.poll();
+            }
+            if (h == null) {
+                return;
+            }
+            h.waitFor();
+        }
+    }
+
+    synchronized int pendingSends() {
+        return pending.size();
+    }
+
+    /**
+     * Collective backward passes must run in the same order on every rank, or they would pair
+     * different collectives. Every rank states the number of the collective it is about to
+     * backpropagate; if they differ, every rank throws the same explanation instead of hanging or
+     * mixing data.
+     */
+    void checkOrder(Communicator comm, String op, long id) {
+        if (!CHECK_ORDER) {
+            return;
+        }
+        long[] r;
+        try (PointerScope scope = new PointerScope()) {
+            Tensor mine = Tensors.longs(id, -id);
+            r = Tensors.toLongs(comm.allreduce(mine, ReduceOp.MAX));
+        }
+        long max = r[0];
+        long min = -r[1];
+        if (max != id || min != id) {
+            throw new CommunicationException(op + " backward on rank " + rank + ": the ranks reached the backward"
+                    + " of different collectives (this rank: collective #" + id + ", " + op + "; across ranks: #"
+                    + min + " to #" + max + "). Collectives must be backpropagated in the same order on every rank:"
+                    + " give every rank the same graph structure or chain the collectives with delegates");
+        }
+    }
+}

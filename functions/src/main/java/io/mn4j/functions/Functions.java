@@ -1,0 +1,614 @@
+package io.mn4j.functions;
+
+import io.mn4j.communicator.CommunicationException;
+import io.mn4j.communicator.Communicator;
+import io.mn4j.communicator.ReduceOp;
+import io.mn4j.communicator.SendHandle;
+import io.mn4j.functions.autograd.Backward;
+import io.mn4j.functions.autograd.CustomFunction;
+import io.mn4j.functions.autograd.CustomFunction.Schedule;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.global.torch;
+
+/**
+ * Differentiable communication, in the style of ChainerMN's {@code chainermn.functions}: every
+ * operation here is part of LibTorch's autograd graph, and its backward pass performs the matching
+ * communication of gradients.
+ *
+ * <h2>Point to point</h2>
+ * {@link #send} returns a <em>delegate</em> (a 0-dim tensor, value 0, that requires grad) and
+ * {@link #recv} accepts one: backward of the received tensor first sends its gradient back, then
+ * continues into the delegate's graph (which receives the gradient of the send). A rank whose
+ * model part has no output calls {@code backward()} on its delegate; {@link #pseudoConnect} ties
+ * a delegate into a value that is used. A send of a tensor that does not require grad still
+ * takes part in backward, so the peer is never left waiting (ChainerMN's dummy-input rule).
+ * Gradients of floating-point tensors travel back; integer and boolean tensors carry none (both
+ * ends skip their backward exchange).
+ *
+ * <p>Sends are nonblocking (sending large tensors both ways at once cannot deadlock); the sent
+ * tensor must not be modified in place until the send's backward has run or {@link #flush} was
+ * called. Every gradient travels with a tag of its own derived from the forward tag and the
+ * message's occurrence number (see {@link #send}), so backward passes may send and receive
+ * gradients in any order. Forward tags must lie in [0, 65536); do not use the same tags for raw
+ * {@link Communicator} messages on the same communicator.
+ *
+ * <h2>Collectives</h2>
+ * Backward rules (as in ChainerMN, sums not means): allgather ↔ reduce-scatter, alltoall ↔
+ * alltoall, bcast ↔ gather and sum at the root, gather ↔ scatter, scatter ↔ gather, and
+ * allreduce(sum or mean) ↔ allreduce(sum or mean). Their backward passes are collectives too:
+ * every rank must reach them in the same order. By default every collective backward first checks
+ * that with a tiny allreduce and throws on every rank if the ranks disagree (system property
+ * {@code mn4j.functions.checkOrder=false} turns the check off). An output that is not used gets a
+ * zero gradient. The tensors of one collective call must be floating point on every rank, or on
+ * none (then there is no backward).
+ *
+ * <h2>Rules of use</h2>
+ * Call {@code backward()} (not {@code torch.autograd.grad} restricted to some inputs, which could
+ * skip a communication a peer waits for). Outputs share memory with the received or given
+ * tensors: do not modify them in place. All functions are safe to call inside a
+ * {@code PointerScope}: what they return is attached to the caller's scope.
+ */
+public final class Functions {
+    private Functions() {
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Point to point
+
+    /**
+     * Sends {@code x} to rank {@code dst}; backward receives its gradient from {@code dst}.
+     *
+     * @param x any tensor (it need not require grad)
+     * @param tag in [0, 65536); the gradient travels back with a tag derived from this one and
+     *     from the number of earlier sends with the same tag to the same rank
+     * @return the delegate variable: a 0-dim tensor whose backward receives the gradient
+     */
+    public static Tensor send(Tensor x, Communicator comm, int dst, int tag) {
+        requireTensor("send", x);
+        checkPeer("send", comm, dst);
+        Tags.checkUserTag("send", tag);
+        CommState state = CommState.of(comm);
+        state.reap();
+        int gradTag = Tags.gradient(tag, state.nextSend(dst, tag));
+        boolean carriesGradient = Tensors.differentiable(x);
+        long[] shape = x.sizes().vec().get();
+        SendHandle forward = comm.isend(Tensors.owned(x), dst, tag);
+        state.track(forward);
+        String name = "send(rank " + comm.rank() + " -> " + dst + ", tag " + tag + ")";
+        Backward backward = grads -> {
+            forward.waitFor();
+            if (!carriesGradient) {
+                return Collections.singletonList(null);
+            }
+            Tensor g = comm.recv(dst, gradTag);
+            return Collections.singletonList(Tensors.receivedGradient(g, shape, name));
+        };
+        return CustomFunction.apply(name, Collections.singletonList(x), List.of(), backward,
+                Schedule.NATURAL, comm).delegate();
+    }
+
+    /**
+     * Receives a tensor from rank {@code src}; backward sends its gradient back to {@code src}
+     * (a zero gradient if it is unused), then continues into {@code delegateOrNull}'s graph.
+     *
+     * @param delegateOrNull the delegate of an earlier part of this rank's model (typically what
+     *     {@link #send} returned), or null
+     * @throws IllegalArgumentException if {@code src} is this rank, or the delegate comes from a
+     *     communication on a different communicator
+     */
+    public static Tensor recv(Communicator comm, int src, int tag, Tensor delegateOrNull) {
+        checkPeer("recv", comm, src);
+        Tags.checkUserTag("recv", tag);
+        checkDelegate("recv", comm, delegateOrNull);
+        CommState state = CommState.of(comm);
+        state.reap();
+        int gradTag = Tags.gradient(tag, state.nextRecv(src, tag));
+        Tensor z = comm.recv(src, tag);
+        if (!Tensors.differentiable(z)) {
+            if (delegateOrNull != null) {
+                throw new IllegalArgumentException("recv from rank " + src + " (tag " + tag + "): received "
+                        + Tensors.shape(z) + ", which carries no gradient, so it cannot carry the delegate's"
+                        + " backward either; pseudoConnect the delegate to a floating-point value instead");
+            }
+            return z;
+        }
+        torch.ScalarType dtype = z.scalar_type();
+        DelegateInfo delegate = DelegateInfo.of(delegateOrNull);
+        String name = "recv(rank " + comm.rank() + " <- " + src + ", tag " + tag + ")";
+        Backward backward = grads -> {
+            Tensor g = grads.get(0);
+            state.track(comm.isend(Tensors.owned(g != null ? g : Tensors.zeroGradientMarker(dtype)), src, gradTag));
+            return delegate.gradients();
+        };
+        return CustomFunction.apply(name, inputsOf(delegateOrNull), Collections.singletonList(z), backward,
+                Schedule.EAGER, comm).outputs().get(0);
+    }
+
+    /** {@link #recv(Communicator, int, int, Tensor)} without a delegate. */
+    public static Tensor recv(Communicator comm, int src, int tag) {
+        return recv(comm, src, tag, null);
+    }
+
+    /**
+     * Sends a list of tensors to {@code dst} in one logical message (ChainerMN's tuple send); the
+     * peer receives it with {@link #recvAll}. Backward receives one gradient per floating-point
+     * element.
+     *
+     * @return the delegate variable
+     */
+    public static Tensor sendAll(List<Tensor> xs, Communicator comm, int dst, int tag) {
+        if (xs == null) {
+            throw new IllegalArgumentException("sendAll: the list of tensors is null");
+        }
+        for (int i = 0; i < xs.size(); i++) {
+            requireTensor("sendAll element " + i, xs.get(i));
+        }
+        checkPeer("sendAll", comm, dst);
+        Tags.checkUserTag("sendAll", tag);
+        CommState state = CommState.of(comm);
+        state.reap();
+        int gradTag = Tags.gradient(tag, state.nextSend(dst, tag));
+        int n = xs.size();
+        List<SendHandle> handles = new ArrayList<>();
+        handles.add(comm.isend(Tensors.owned(Tensors.longs(LIST_MAGIC, n)), dst, tag));
+        boolean[] carries = new boolean[n];
+        long[][] shapes = new long[n][];
+        for (int i = 0; i < n; i++) {
+            Tensor x = xs.get(i);
+            carries[i] = Tensors.differentiable(x);
+            shapes[i] = x.sizes().vec().get();
+            handles.add(comm.isend(Tensors.owned(x), dst, tag));
+        }
+        handles.forEach(state::track);
+        String name = "sendAll(rank " + comm.rank() + " -> " + dst + ", tag " + tag + ", " + n + " tensors)";
+        Backward backward = grads -> {
+            handles.forEach(SendHandle::waitFor);
+            List<Tensor> out = new ArrayList<>(Collections.nCopies(n, (Tensor) null));
+            for (int i = 0; i < n; i++) {
+                if (carries[i]) {
+                    out.set(i, Tensors.receivedGradient(comm.recv(dst, gradTag), shapes[i], name + " element " + i));
+                }
+            }
+            return out;
+        };
+        return CustomFunction.apply(name, xs, List.of(), backward, Schedule.NATURAL, comm).delegate();
+    }
+
+    /**
+     * Receives a list sent with {@link #sendAll}; backward sends the gradient of every
+     * floating-point element back (zero for unused ones), then continues into the delegate's graph.
+     */
+    public static List<Tensor> recvAll(Communicator comm, int src, int tag, Tensor delegateOrNull) {
+        checkPeer("recvAll", comm, src);
+        Tags.checkUserTag("recvAll", tag);
+        checkDelegate("recvAll", comm, delegateOrNull);
+        CommState state = CommState.of(comm);
+        state.reap();
+        int gradTag = Tags.gradient(tag, state.nextRecv(src, tag));
+        Tensor header = comm.recv(src, tag);
+        long[] h = header.scalar_type() == torch.ScalarType.Long && header.numel() == 2
+                ? Tensors.toLongs(header) : null;
+        if (h == null || h[0] != LIST_MAGIC) {
+            throw new CommunicationException("recvAll from rank " + src + " (tag " + tag + "): expected the list"
+                    + " header of a sendAll but received " + Tensors.shape(header)
+                    + "; was the message sent with send() instead of sendAll()?");
+        }
+        int n = (int) h[1];
+        List<Tensor> zs = new ArrayList<>(n);
+        boolean anyDifferentiable = false;
+        torch.ScalarType[] dtypes = new torch.ScalarType[n];
+        for (int i = 0; i < n; i++) {
+            Tensor z = comm.recv(src, tag);
+            zs.add(z);
+            dtypes[i] = Tensors.differentiable(z) ? z.scalar_type() : null;
+            anyDifferentiable |= dtypes[i] != null;
+        }
+        if (!anyDifferentiable) {
+            if (delegateOrNull != null) {
+                throw new IllegalArgumentException("recvAll from rank " + src + " (tag " + tag + "): no received"
+                        + " tensor carries a gradient, so none can carry the delegate's backward;"
+                        + " pseudoConnect the delegate to a floating-point value instead");
+            }
+            return zs;
+        }
+        DelegateInfo delegate = DelegateInfo.of(delegateOrNull);
+        String name = "recvAll(rank " + comm.rank() + " <- " + src + ", tag " + tag + ", " + n + " tensors)";
+        Backward backward = grads -> {
+            for (int i = 0; i < n; i++) {
+                if (dtypes[i] != null) {
+                    Tensor g = grads.get(i);
+                    state.track(comm.isend(Tensors.owned(g != null ? g : Tensors.zeroGradientMarker(dtypes[i])),
+                            src, gradTag));
+                }
+            }
+            return delegate.gradients();
+        };
+        return CustomFunction.apply(name, inputsOf(delegateOrNull), zs, backward, Schedule.EAGER, comm).outputs();
+    }
+
+    /** {@link #recvAll(Communicator, int, int, Tensor)} without a delegate. */
+    public static List<Tensor> recvAll(Communicator comm, int src, int tag) {
+        return recvAll(comm, src, tag, null);
+    }
+
+    /**
+     * Returns {@code actual} (same values, same memory) such that its backward also runs the
+     * delegate's graph, with a zero gradient for the delegate. With a null delegate, returns
+     * {@code actual} itself.
+     *
+     * @throws IllegalArgumentException if {@code actual} is not floating point (it could not
+     *     carry the delegate's backward)
+     */
+    public static Tensor pseudoConnect(Tensor delegate, Tensor actual) {
+        requireTensor("pseudoConnect", actual);
+        return pseudoConnect(delegate, Collections.singletonList(actual)).get(0);
+    }
+
+    /**
+     * {@link #pseudoConnect(Tensor, Tensor)} for several values: every floating-point element is
+     * connected; other elements are returned as they are. At least one must be floating point.
+     */
+    public static List<Tensor> pseudoConnect(Tensor delegate, List<Tensor> actuals) {
+        if (actuals == null) {
+            throw new IllegalArgumentException("pseudoConnect: the list of actual values is null");
+        }
+        for (int i = 0; i < actuals.size(); i++) {
+            requireTensor("pseudoConnect element " + i, actuals.get(i));
+        }
+        if (delegate == null) {
+            return new ArrayList<>(actuals);
+        }
+        if (actuals.stream().noneMatch(Tensors::differentiable)) {
+            throw new IllegalArgumentException("pseudoConnect: none of the actual values (" + describe(actuals)
+                    + ") is floating point, so none can carry the delegate's backward");
+        }
+        DelegateInfo d = DelegateInfo.of(delegate);
+        int n = actuals.size();
+        List<Tensor> inputs = new ArrayList<>(n + 1);
+        inputs.add(delegate);
+        inputs.addAll(actuals);
+        Backward backward = grads -> {
+            List<Tensor> out = new ArrayList<>(n + 1);
+            out.add(d.gradients().get(0));
+            out.addAll(grads);
+            return out;
+        };
+        return CustomFunction.apply("pseudoConnect", inputs, actuals, backward, Schedule.NATURAL, null).outputs();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Collectives
+
+    /**
+     * Every rank gets every rank's {@code x} (shapes may differ), in rank order. Backward:
+     * reduce-scatter by sum (each rank's {@code x} gets the sum of the gradients of its copies).
+     */
+    public static List<Tensor> allgather(Communicator comm, Tensor x) {
+        requireTensor("allgather", x);
+        CommState state = CommState.of(comm);
+        state.reap();
+        long id = state.nextCollective();
+        List<Tensor> ys = comm.allgather(x.detach());
+        if (ys.stream().noneMatch(Tensors::differentiable)) {
+            return ys;
+        }
+        torch.ScalarType[] dtypes = dtypes(ys);
+        long[] shape = x.sizes().vec().get();
+        String name = "allgather#" + id;
+        Backward backward = grads -> {
+            state.checkOrder(comm, "allgather", id);
+            List<Tensor> parts = comm.alltoall(gradientsOrMarkers(grads, dtypes));
+            return Collections.singletonList(sumReceived(parts, shape, name));
+        };
+        return CustomFunction.apply(name, Collections.singletonList(x), ys, backward, Schedule.NATURAL, comm).outputs();
+    }
+
+    /**
+     * Rank i sends {@code xs.get(j)} to rank j and gets the list of what every rank sent it, in
+     * source order. {@code xs} must hold one tensor per rank (a wrong length is reported on every
+     * rank). Backward: alltoall of the gradients.
+     */
+    public static List<Tensor> alltoall(Communicator comm, List<Tensor> xs) {
+        if (xs != null) {
+            for (int i = 0; i < xs.size(); i++) {
+                requireTensor("alltoall element " + i, xs.get(i));
+            }
+        }
+        CommState state = CommState.of(comm);
+        state.reap();
+        long id = state.nextCollective();
+        List<Tensor> ys = comm.alltoall(xs == null ? null : detached(xs));
+        if (ys.stream().noneMatch(Tensors::differentiable) && xs.stream().noneMatch(Tensors::differentiable)) {
+            return ys;
+        }
+        torch.ScalarType[] dtypes = dtypes(ys);
+        long[][] shapes = shapes(xs);
+        String name = "alltoall#" + id;
+        Backward backward = grads -> {
+            state.checkOrder(comm, "alltoall", id);
+            List<Tensor> back = comm.alltoall(gradientsOrMarkers(grads, dtypes));
+            List<Tensor> out = new ArrayList<>(back.size());
+            for (int i = 0; i < back.size(); i++) {
+                out.add(Tensors.receivedGradient(back.get(i), shapes[i], name + " from rank " + i));
+            }
+            return out;
+        };
+        return CustomFunction.apply(name, xs, ys, backward, Schedule.NATURAL, comm).outputs();
+    }
+
+    /**
+     * Broadcasts the root's {@code x}. Non-root ranks pass a delegate or null. Every rank returns
+     * the root's value (the root's output shares {@code x}'s memory). Backward: the gradients of
+     * all ranks' outputs are gathered and summed into the root's {@code x}; a non-root delegate
+     * gets a zero gradient.
+     */
+    public static Tensor bcast(Communicator comm, Tensor xOrNull, int root) {
+        boolean isRoot = comm.rank() == root;
+        if (isRoot) {
+            requireTensor("bcast at the root", xOrNull);
+        } else {
+            checkDelegate("bcast", comm, xOrNull);
+        }
+        CommState state = CommState.of(comm);
+        state.reap();
+        long id = state.nextCollective();
+        Tensor y = comm.bcast(isRoot ? xOrNull.detach() : null, root);
+        if (!Tensors.differentiable(y)) {
+            return y;
+        }
+        torch.ScalarType dtype = y.scalar_type();
+        long[] shape = y.sizes().vec().get();
+        DelegateInfo delegate = isRoot ? null : DelegateInfo.of(xOrNull);
+        String name = "bcast#" + id;
+        Backward backward = grads -> {
+            state.checkOrder(comm, "bcast", id);
+            Tensor g = grads.get(0);
+            List<Tensor> all = comm.gather(g != null ? g : Tensors.zeroGradientMarker(dtype), root);
+            return isRoot ? Collections.singletonList(sumReceived(all, shape, name)) : delegate.gradients();
+        };
+        List<Tensor> inputs = isRoot ? Collections.singletonList(xOrNull) : inputsOf(xOrNull);
+        return CustomFunction.apply(name, inputs, Collections.singletonList(y), backward, Schedule.NATURAL, comm)
+                .outputs().get(0);
+    }
+
+    /**
+     * Gathers every rank's {@code x} at the root. The root returns them in rank order; other
+     * ranks return a list holding one delegate (call backward on it or chain it). Backward:
+     * scatter of the root's gradients.
+     */
+    public static List<Tensor> gather(Communicator comm, Tensor x, int root) {
+        requireTensor("gather", x);
+        boolean isRoot = comm.rank() == root;
+        CommState state = CommState.of(comm);
+        state.reap();
+        long id = state.nextCollective();
+        List<Tensor> ys = comm.gather(x.detach(), root);
+        boolean differentiable = isRoot ? ys.stream().anyMatch(Tensors::differentiable) : Tensors.differentiable(x);
+        if (!differentiable) {
+            return isRoot ? ys : new ArrayList<>(List.of(torch.zeros(new long[0])));
+        }
+        torch.ScalarType[] dtypes = dtypes(ys);
+        long[] shape = x.sizes().vec().get();
+        String name = "gather#" + id;
+        Backward backward = grads -> {
+            state.checkOrder(comm, "gather", id);
+            Tensor part = comm.scatter(isRoot ? gradientsOrMarkers(grads, dtypes) : null, root);
+            return Collections.singletonList(Tensors.receivedGradient(part, shape, name));
+        };
+        CustomFunction.Result r = CustomFunction.apply(name, Collections.singletonList(x), ys, backward,
+                Schedule.NATURAL, comm);
+        return isRoot ? r.outputs() : new ArrayList<>(List.of(r.delegate()));
+    }
+
+    /**
+     * The root's {@code xs.get(r)} goes to rank r; every rank returns its part. Only the root's
+     * list is read (one tensor per rank; a wrong length is reported on every rank). Backward:
+     * gather of the gradients into the root's {@code xs}.
+     */
+    public static Tensor scatter(Communicator comm, List<Tensor> xsOrNull, int root) {
+        boolean isRoot = comm.rank() == root;
+        if (isRoot && xsOrNull != null) {
+            for (int i = 0; i < xsOrNull.size(); i++) {
+                requireTensor("scatter element " + i, xsOrNull.get(i));
+            }
+        }
+        CommState state = CommState.of(comm);
+        state.reap();
+        long id = state.nextCollective();
+        Tensor y = comm.scatter(isRoot && xsOrNull != null ? detached(xsOrNull) : null, root);
+        if (!Tensors.differentiable(y)) {
+            return y;
+        }
+        torch.ScalarType dtype = y.scalar_type();
+        long[][] shapes = isRoot ? shapes(xsOrNull) : null;
+        String name = "scatter#" + id;
+        Backward backward = grads -> {
+            state.checkOrder(comm, "scatter", id);
+            Tensor g = grads.get(0);
+            List<Tensor> all = comm.gather(g != null ? g : Tensors.zeroGradientMarker(dtype), root);
+            if (!isRoot) {
+                return List.of();
+            }
+            List<Tensor> out = new ArrayList<>(all.size());
+            for (int i = 0; i < all.size(); i++) {
+                out.add(Tensors.receivedGradient(all.get(i), shapes[i], name + " from rank " + i));
+            }
+            return out;
+        };
+        List<Tensor> inputs = isRoot ? xsOrNull : List.of();
+        return CustomFunction.apply(name, inputs, Collections.singletonList(y), backward, Schedule.NATURAL, comm)
+                .outputs().get(0);
+    }
+
+    /**
+     * Element-wise sum or mean over all ranks (same shape and dtype everywhere). Backward:
+     * allreduce of the gradients with the same operation (the gradient of a sum is the sum of
+     * the gradients; of a mean, their mean).
+     *
+     * @throws IllegalArgumentException for operations other than SUM and MEAN (not differentiable)
+     */
+    public static Tensor allreduce(Communicator comm, Tensor x, ReduceOp op) {
+        requireTensor("allreduce", x);
+        if (op != ReduceOp.SUM && op != ReduceOp.MEAN) {
+            throw new IllegalArgumentException("allreduce: only SUM and MEAN are differentiable, got " + op
+                    + "; use Communicator.allreduce for values that need no gradient");
+        }
+        CommState state = CommState.of(comm);
+        state.reap();
+        long id = state.nextCollective();
+        Tensor y = comm.allreduce(x.detach(), op);
+        if (!Tensors.differentiable(y)) {
+            return y;
+        }
+        long[] shape = x.sizes().vec().get();
+        torch.ScalarType dtype = x.scalar_type();
+        String name = "allreduce#" + id;
+        Backward backward = grads -> {
+            state.checkOrder(comm, "allreduce", id);
+            Tensor g = grads.get(0);
+            Tensor summed = comm.allreduce(g != null ? g : torch.zeros(shape, new org.bytedeco.pytorch.TensorOptions(dtype)), op);
+            return Collections.singletonList(summed);
+        };
+        return CustomFunction.apply(name, Collections.singletonList(x), Collections.singletonList(y), backward,
+                Schedule.NATURAL, comm).outputs().get(0);
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Housekeeping
+
+    /**
+     * Waits until every nonblocking send these functions started on {@code comm} (forward tensors
+     * and backward gradients) has completed. Call it before modifying sent tensors in place when
+     * their backward has not run, and before the program ends.
+     */
+    public static void flush(Communicator comm) {
+        CommState.of(comm).flush();
+    }
+
+    /** Number of sends on {@code comm} still in flight (after checking which have completed). */
+    public static int pendingSends(Communicator comm) {
+        CommState state = CommState.of(comm);
+        state.reap();
+        return state.pendingSends();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Internals
+
+    /** First element of a sendAll header, so that a plain send is not taken for a list. */
+    private static final long LIST_MAGIC = 0x6d6e346a4c495354L;
+
+    /**
+     * What backward needs of a delegate: its shape and dtype. Never the tensor itself: the
+     * backward is held until the graph dies, and holding the graph would keep it alive forever.
+     */
+    private record DelegateInfo(boolean present, long[] shape, torch.ScalarType dtype) {
+        static DelegateInfo of(Tensor d) {
+            return d == null ? new DelegateInfo(false, null, null)
+                    : new DelegateInfo(true, d.sizes().vec().get(), d.scalar_type());
+        }
+
+        List<Tensor> gradients() {
+            return present ? Collections.singletonList(Tensors.delegateGradient(shape, dtype)) : List.of();
+        }
+    }
+
+    private static List<Tensor> inputsOf(Tensor delegateOrNull) {
+        return delegateOrNull == null ? List.of() : Collections.singletonList(delegateOrNull);
+    }
+
+    private static void requireTensor(String op, Tensor x) {
+        if (x == null || !x.defined()) {
+            throw new IllegalArgumentException(op + ": the tensor is null or undefined");
+        }
+    }
+
+    private static void checkPeer(String op, Communicator comm, int peer) {
+        if (peer < 0 || peer >= comm.size()) {
+            throw new IllegalArgumentException(op + " on rank " + comm.rank() + ": rank " + peer
+                    + " is outside [0, " + comm.size() + ")");
+        }
+        if (peer == comm.rank()) {
+            throw new IllegalArgumentException(op + " on rank " + comm.rank() + ": the peer must be another rank,"
+                    + " not this one (" + peer + "); a " + op + " to oneself would wait forever in backward."
+                    + " Use the tensor directly (MultiNodeChainList does this for rankIn/rankOut equal to the own rank)");
+        }
+    }
+
+    private static void checkDelegate(String op, Communicator comm, Tensor delegate) {
+        if (delegate == null) {
+            return;
+        }
+        if (!delegate.defined()) {
+            throw new IllegalArgumentException(op + ": the delegate is an undefined tensor");
+        }
+        Object owner = CustomFunction.ownerOf(delegate);
+        if (owner instanceof Communicator other && other != comm) {
+            throw new IllegalArgumentException(op + " on rank " + comm.rank() + ": the delegate variable comes from"
+                    + " a communication on a different communicator (size " + other.size() + ", this one size "
+                    + comm.size() + "); delegates order the backward of one communicator's messages, so pass a"
+                    + " delegate from this communicator or pseudoConnect the other one to a value first");
+        }
+    }
+
+    private static List<Tensor> detached(List<Tensor> xs) {
+        List<Tensor> out = new ArrayList<>(xs.size());
+        for (Tensor x : xs) {
+            out.add(x == null ? null : x.detach());
+        }
+        return out;
+    }
+
+    private static torch.ScalarType[] dtypes(List<Tensor> ts) {
+        torch.ScalarType[] out = new torch.ScalarType[ts.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = ts.get(i).scalar_type();
+        }
+        return out;
+    }
+
+    private static long[][] shapes(List<Tensor> ts) {
+        long[][] out = new long[ts.size()][];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = ts.get(i).sizes().vec().get();
+        }
+        return out;
+    }
+
+    private static List<Tensor> gradientsOrMarkers(List<Tensor> grads, torch.ScalarType[] dtypes) {
+        List<Tensor> out = new ArrayList<>(grads.size());
+        for (int j = 0; j < grads.size(); j++) {
+            Tensor g = grads.get(j);
+            out.add(g != null ? g : Tensors.zeroGradientMarker(dtypes[j]));
+        }
+        return out;
+    }
+
+    /** Sum of received gradients (in place into the first, which is ours), skipping zero markers. */
+    private static Tensor sumReceived(List<Tensor> parts, long[] shape, String context) {
+        Tensor acc = null;
+        for (int r = 0; r < parts.size(); r++) {
+            Tensor g = Tensors.receivedGradient(parts.get(r), shape, context + " from rank " + r);
+            if (g != null) {
+                acc = acc == null ? g : acc.add_(g);
+            }
+        }
+        return acc;
+    }
+
+    private static String describe(List<Tensor> ts) {
+        List<String> out = new ArrayList<>();
+        for (Tensor t : ts) {
+            out.add(Tensors.shape(t));
+        }
+        return String.join(", ", out);
+    }
+
+    static String ranks(int[] r) {
+        return r == null ? "none" : Arrays.toString(r);
+    }
+}

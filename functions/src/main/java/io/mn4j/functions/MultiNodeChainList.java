@@ -1,0 +1,258 @@
+package io.mn4j.functions;
+
+import io.mn4j.communicator.Communicator;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
+import org.bytedeco.pytorch.Module;
+import org.bytedeco.pytorch.Tensor;
+
+/**
+ * A model made of components that receive their inputs from other ranks and send their outputs
+ * to other ranks, in the style of ChainerMN's {@code MultiNodeChainList}. Every rank builds its
+ * own list (typically different per rank); {@link #forward} runs the components in the order
+ * they were added, wiring {@link Functions#sendAll}, {@link Functions#recvAll} and
+ * {@link Functions#pseudoConnect} so that one {@code backward()} on what it returns runs every
+ * component's backward in reverse order, with the gradients travelling between ranks.
+ *
+ * <p>Each component is added with:
+ * <ul>
+ *   <li>{@code rankIn}: null to take the model's inputs, or the ranks to receive from (the
+ *       component gets the concatenation of the received lists, in {@code rankIn} order). This
+ *       rank's own number means "what an earlier component of this list sent to this rank".</li>
+ *   <li>{@code rankOut}: null to make the component's result the model's output (at most one
+ *       such component), or the ranks to send the result to (this rank's own number passes it to a
+ *       later component of this list).</li>
+ * </ul>
+ * {@link #forward} returns the model output, or, on a rank whose components all send, the
+ * delegate variable to call {@code backward()} on. Components with parameters are registered as
+ * submodules, so {@code parameters()} of the list gives them to an optimizer.
+ *
+ * <p>Messages are tagged {@code tagBase + k} for the k-th message between the same two ranks in
+ * one forward pass, so that the sender's and the receiver's lists agree on every edge without
+ * coordination, as long as both list their exchanges with each other in the same order (which
+ * ChainerMN requires as well).
+ */
+public class MultiNodeChainList extends Module {
+    /** Default first tag of the messages of a list. */
+    public static final int DEFAULT_TAG_BASE = 0x4000;
+
+    /** A component: a function from its inputs to its results. */
+    @FunctionalInterface
+    public interface Component {
+        List<Tensor> forward(List<Tensor> inputs);
+
+        /** A component of one input and one result. */
+        static Component of(Function<Tensor, Tensor> f) {
+            return xs -> {
+                if (xs.size() != 1) {
+                    throw new IllegalArgumentException("component expects one input tensor, got " + xs.size());
+                }
+                return List.of(f.apply(xs.get(0)));
+            };
+        }
+    }
+
+    private record Entry(String name, Component component, int[] rankIn, int[] rankOut) {
+    }
+
+    private final Communicator comm;
+    private final int tagBase;
+    private final List<Entry> entries = new ArrayList<>();
+    private final Set<String> names = new HashSet<>();
+
+    /** A list over {@code comm} with tags from {@link #DEFAULT_TAG_BASE}. */
+    public MultiNodeChainList(Communicator comm) {
+        this(comm, DEFAULT_TAG_BASE);
+    }
+
+    /**
+     * A list over {@code comm} whose messages use tags from {@code tagBase} on (pick distinct
+     * ranges for lists that run interleaved on the same communicator).
+     */
+    public MultiNodeChainList(Communicator comm, int tagBase) {
+        Tags.checkUserTag("MultiNodeChainList", tagBase);
+        this.comm = comm;
+        this.tagBase = tagBase;
+    }
+
+    /** {@code int[]} of ranks, for {@link #add}; {@code ranks()} with no argument is null (none). */
+    public static int[] ranks(int... r) {
+        return r.length == 0 ? null : r.clone();
+    }
+
+    /**
+     * Adds a component.
+     *
+     * @param name unique within the list (also the submodule name of {@code module})
+     * @param module the component's parameters (registered as a submodule), or null
+     * @param component what the component computes
+     * @param rankIn null (use the model's inputs) or the ranks to receive from
+     * @param rankOut null (the result is the model's output) or the ranks to send to
+     * @return this list
+     */
+    public MultiNodeChainList add(String name, Module module, Component component, int[] rankIn, int[] rankOut) {
+        if (name == null || !names.add(name)) {
+            throw new IllegalArgumentException("MultiNodeChainList: component name " + name + " is missing or used twice");
+        }
+        if (component == null) {
+            throw new IllegalArgumentException("MultiNodeChainList: component " + name + " is null");
+        }
+        checkRanks(name, "rankIn", rankIn);
+        checkRanks(name, "rankOut", rankOut);
+        if (rankOut == null && entries.stream().anyMatch(e -> e.rankOut == null)) {
+            throw new IllegalArgumentException("MultiNodeChainList: component " + name + " has rankOut null, but"
+                    + " another component already produces the model output (at most one may)");
+        }
+        if (module != null) {
+            register_module(name, module);
+        }
+        entries.add(new Entry(name, component, rankIn == null ? null : rankIn.clone(),
+                rankOut == null ? null : rankOut.clone()));
+        return this;
+    }
+
+    /** {@link #add(String, Module, Component, int[], int[])} for a one-input, one-result function. */
+    public MultiNodeChainList add(String name, Module module, Function<Tensor, Tensor> f, int[] rankIn, int[] rankOut) {
+        return add(name, module, Component.of(f), rankIn, rankOut);
+    }
+
+    /** Number of components. */
+    public int components() {
+        return entries.size();
+    }
+
+    /**
+     * Runs the components; returns the single model output or the delegate.
+     *
+     * @throws IllegalStateException if the output is not exactly one tensor (use {@link #forwardAll})
+     */
+    public Tensor forward(Tensor... inputs) {
+        List<Tensor> out = forwardAll(Arrays.asList(inputs));
+        if (out.size() != 1) {
+            throw new IllegalStateException("MultiNodeChainList: the output has " + out.size()
+                    + " tensors; use forwardAll");
+        }
+        return out.get(0);
+    }
+
+    /**
+     * Runs the components on {@code inputs}; returns the model output (the result of the component
+     * with rankOut null, connected to every later part of this rank's graph), or a list holding
+     * the delegate variable if no component produces the output here.
+     */
+    public List<Tensor> forwardAll(List<Tensor> inputs) {
+        Deque<List<Tensor>> toSelf = new ArrayDeque<>();
+        Map<Integer, Integer> sentTo = new HashMap<>();
+        Map<Integer, Integer> receivedFrom = new HashMap<>();
+        List<Tensor> y = null;
+        Tensor delegate = null;
+        boolean delegateIsOutput = false;
+        int me = comm.rank();
+        for (int c = 0; c < entries.size(); c++) {
+            Entry e = entries.get(c);
+            List<Tensor> x;
+            if (e.rankIn == null) {
+                if (delegate == null) {
+                    x = e.component.forward(inputs);
+                } else if (inputs.stream().anyMatch(Tensors::differentiable)) {
+                    // The earlier components' backward must run after this one's: tie them to its inputs.
+                    x = e.component.forward(Functions.pseudoConnect(delegate, inputs));
+                } else {
+                    x = Functions.pseudoConnect(delegate, e.component.forward(inputs));
+                }
+                delegate = null;
+                delegateIsOutput = false;
+            } else {
+                List<Tensor> xs = new ArrayList<>();
+                for (int r : e.rankIn) {
+                    List<Tensor> got;
+                    if (r == me) {
+                        got = toSelf.poll();
+                        if (got == null) {
+                            throw new IllegalStateException("MultiNodeChainList: component " + e.name + " receives"
+                                    + " from this rank (" + me + ") but no earlier component sent to it");
+                        }
+                        if (delegate != null) {
+                            got = Functions.pseudoConnect(delegate, got);
+                        }
+                    } else {
+                        int tag = tagBase + receivedFrom.merge(r, 1, Integer::sum) - 1;
+                        Tags.checkUserTag("MultiNodeChainList " + e.name, tag);
+                        got = Functions.recvAll(comm, r, tag, delegate);
+                    }
+                    xs.addAll(got);
+                    // Chain the next receive to this one, so their backwards run in reverse order.
+                    delegate = firstDifferentiable(got);
+                }
+                delegate = null;
+                delegateIsOutput = false;
+                x = e.component.forward(xs);
+            }
+            if (e.rankOut == null) {
+                y = x;
+                delegate = firstDifferentiable(y);
+                delegateIsOutput = true;
+            } else {
+                for (int i = 0; i < e.rankOut.length; i++) {
+                    int r = e.rankOut[i];
+                    if (delegate != null) {
+                        x = Functions.pseudoConnect(delegate, x);
+                    }
+                    if (r == me) {
+                        toSelf.add(x);
+                        delegate = firstDifferentiable(x);
+                    } else {
+                        int tag = tagBase + sentTo.merge(r, 1, Integer::sum) - 1;
+                        Tags.checkUserTag("MultiNodeChainList " + e.name, tag);
+                        delegate = Functions.sendAll(x, comm, r, tag);
+                    }
+                    delegateIsOutput = false;
+                }
+            }
+        }
+        if (!toSelf.isEmpty()) {
+            throw new IllegalStateException("MultiNodeChainList: " + toSelf.size() + " result(s) sent to this rank ("
+                    + me + ") were never received by a later component; check that rankIn and rankOut correspond");
+        }
+        if (y != null) {
+            return delegateIsOutput || delegate == null ? y : Functions.pseudoConnect(delegate, y);
+        }
+        if (delegate == null) {
+            throw new IllegalStateException("MultiNodeChainList: no component produced an output or sent anything");
+        }
+        return new ArrayList<>(List.of(delegate));
+    }
+
+    private static Tensor firstDifferentiable(List<Tensor> ts) {
+        for (Tensor t : ts) {
+            if (Tensors.differentiable(t) && t.requires_grad()) {
+                return t;
+            }
+        }
+        return null;
+    }
+
+    private void checkRanks(String name, String what, int[] ranks) {
+        if (ranks == null) {
+            return;
+        }
+        if (ranks.length == 0) {
+            throw new IllegalArgumentException("MultiNodeChainList: component " + name + " has an empty " + what
+                    + "; use null for none");
+        }
+        for (int r : ranks) {
+            if (r < 0 || r >= comm.size()) {
+                throw new IllegalArgumentException("MultiNodeChainList: component " + name + " has " + what + " "
+                        + Functions.ranks(ranks) + " with rank " + r + " outside [0, " + comm.size() + ")");
+            }
+        }
+    }
+}

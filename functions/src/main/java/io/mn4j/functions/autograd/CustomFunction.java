@@ -1,0 +1,449 @@
+package io.mn4j.functions.autograd;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import org.bytedeco.javacpp.Pointer;
+import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.DeviceOptional;
+import org.bytedeco.pytorch.FunctionPreHook;
+import org.bytedeco.pytorch.GradMode;
+import org.bytedeco.pytorch.Node;
+import org.bytedeco.pytorch.PointerConsumer;
+import org.bytedeco.pytorch.Scalar;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorOptions;
+import org.bytedeco.pytorch.TensorVector;
+import org.bytedeco.pytorch.global.torch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A function with a backward pass written in Java, inserted into LibTorch's own autograd graph
+ * (no C++ extension). This is what every differentiable communication of mn4j is built on.
+ *
+ * <p>The caller computes the outputs itself (typically with MPI, outside autograd) and hands
+ * them to {@link #apply} together with the inputs and a {@link Backward}. The returned outputs
+ * hold the same data and are connected to the inputs: when LibTorch's backward pass reaches them,
+ * the {@code Backward} receives their gradients and the gradients it returns flow on into the
+ * inputs' graphs. Every call also returns a <em>delegate</em>: a 0-dim tensor (value 0) that
+ * depends on the function, so that a function without outputs (a send) can still be reached by
+ * backward (ChainerMN's delegate variable).
+ *
+ * <h2>How it is wired (and why it costs O(1) per tensor)</h2>
+ * <ul>
+ *   <li>Every differentiable input {@code x} gets an anchor {@code x.unsqueeze(0)}; the anchor's
+ *       backward node carries a Java pre-hook that replaces whatever gradient it receives by the
+ *       input gradient computed by the {@code Backward}. An empty slice of the anchor, summed,
+ *       feeds a 0-dim hub; no forward work and no allocation of the input's size.</li>
+ *   <li>The hub ({@code pin * 1 + sum of the empty slices}) is the delegate. Its node's pre-hook
+ *       runs the {@code Backward} once all output gradients have arrived (LibTorch runs a node only
+ *       when every consumer has run) and passes an undefined gradient on, so that no node between
+ *       the hub and the anchors computes or allocates anything.</li>
+ *   <li>Every floating-point output {@code y} gets history with an in-place add of the hub into
+ *       an empty slice of {@code y} (LibTorch's CopySlices): no data is touched. A pre-hook on that
+ *       node captures {@code y}'s gradient and passes an undefined one on.</li>
+ *   <li>The pin is a 0-dim leaf whose memory has a deleter: the graph holds it (through the hub)
+ *       exactly as long as any node of this function can still run, and when LibTorch frees it the
+ *       deleter releases the Java hook objects. JavaCPP hook objects are only weakly referenced
+ *       from C++, so this registry is what keeps them alive while the graph lives.</li>
+ * </ul>
+ *
+ * <p>Scheduling: LibTorch's engine runs the ready node with the highest sequence number first
+ * (reverse creation order). {@link Schedule#EAGER} moves the output nodes and the hub of a
+ * function to the front, so that a backward that never blocks (sending gradients with a
+ * nonblocking send) runs as soon as it is ready, before any blocking receive.
+ *
+ * <p>Limits: use {@code Tensor.backward()}; {@code torch.autograd.grad} with explicit inputs skips
+ * nodes that do not lead to those inputs, which may skip a communication that a peer waits for.
+ * Outputs share memory with the tensors handed in (no copy): do not modify them in place.
+ */
+public final class CustomFunction {
+    private static final Logger LOG = LoggerFactory.getLogger(CustomFunction.class);
+
+    /** When the backward of a function should run among the nodes that are ready. */
+    public enum Schedule {
+        /** LibTorch's order: the most recently created ready node first. */
+        NATURAL,
+        /** Before every NATURAL node that is ready at the same time (for nonblocking backwards). */
+        EAGER
+    }
+
+    /** What {@link #apply} returns: the connected outputs and the delegate. */
+    public record Result(List<Tensor> outputs, Tensor delegate) {
+    }
+
+    /** Sequence numbers of EAGER nodes: above any number LibTorch hands out in practice. */
+    private static final long EAGER_BASE = 1L << 62;
+    private static final AtomicLong EAGER_COUNTER = new AtomicLong();
+    private static final AtomicLong IDS = new AtomicLong();
+
+    private static final Map<Long, Context> BY_PIN = new ConcurrentHashMap<>();
+    private static final Map<Long, Context> BY_NODE = new ConcurrentHashMap<>();
+
+    /** Vectors returned to LibTorch by hooks; released by the next hook (LibTorch copied them). */
+    private static final ThreadLocal<List<TensorVector>> RETURNED = ThreadLocal.withInitial(ArrayList::new);
+
+    /** Frees a pin's memory when LibTorch releases it, and with it the function's Java hooks. */
+    private static final PointerConsumer PIN_DELETER = permanent(new PointerConsumer() {
+        @Override
+        public void call(Pointer p) {
+            Context c = BY_PIN.remove(p.address());
+            if (c != null) {
+                c.release();
+            }
+            Pointer.free(p);
+        }
+    });
+
+    private CustomFunction() {
+    }
+
+    /**
+     * A native object that lives as long as the JVM: this class may first be used inside a
+     * caller's PointerScope, whose close must not free it.
+     */
+    private static <P extends Pointer> P permanent(P p) {
+        p.retainReference();
+        return p;
+    }
+
+    /**
+     * Connects {@code outputs} to {@code inputs} with {@code backward} as the backward pass.
+     *
+     * @param name for error messages and logs
+     * @param inputs tensors the outputs depend on; entries may be null or not require grad (then
+     *     no gradient flows to them)
+     * @param outputs tensors computed by the caller, not yet part of any graph; entries may be
+     *     null. Floating-point ones come back connected; others come back unchanged
+     * @param backward computes input gradients from output gradients
+     * @param schedule see {@link Schedule}
+     * @param owner any object identifying who created the function (see {@link #ownerOf})
+     * @return connected outputs (same order, same data) and the delegate. With grad mode off,
+     *     the outputs unchanged and a plain zero delegate: no graph, no backward
+     */
+    public static Result apply(String name, List<Tensor> inputs, List<Tensor> outputs, Backward backward,
+            Schedule schedule, Object owner) {
+        if (!GradMode.is_enabled()) {
+            return new Result(new ArrayList<>(outputs), torch.zeros(new long[0]));
+        }
+        Context ctx = new Context(IDS.incrementAndGet(), name, owner, backward, inputs, outputs.size());
+        List<Tensor> connected = new ArrayList<>(Collections.nCopies(outputs.size(), (Tensor) null));
+        Tensor delegate;
+        List<Pointer> keep = new ArrayList<>();
+        try (PointerScope scope = new PointerScope()) {
+            Pointer memory = Pointer.malloc(4);
+            if (memory.isNull()) {
+                throw new OutOfMemoryError("CustomFunction " + name + ": no memory for the pin");
+            }
+            long key = memory.address();
+            BY_PIN.put(key, ctx);
+            Tensor pin;
+            try {
+                pin = torch.from_blob(memory, new long[0], new long[0], PIN_DELETER,
+                        new TensorOptions(torch.ScalarType.Float), new DeviceOptional());
+            } catch (RuntimeException e) {
+                BY_PIN.remove(key);
+                Pointer.free(memory);
+                throw e;
+            }
+            pin.zero_();
+            pin.requires_grad_(true);
+            Tensor hub = pin.mul(new Scalar(1.0));
+            for (int i = 0; i < ctx.nIn; i++) {
+                if (!ctx.differentiable[i]) {
+                    continue;
+                }
+                Tensor anchor = inputs.get(i).unsqueeze(0);
+                Node anchorNode = anchor.grad_fn();
+                anchorNode.add_pre_hook(ctx.hold(new InjectHook(ctx, i)));
+                hub = hub.add(anchor.narrow(0, 0, 0).sum());
+            }
+            Node hubNode = hub.grad_fn();
+            hubNode.add_pre_hook(ctx.hold(new HubHook(ctx)));
+            if (schedule == Schedule.EAGER) {
+                hubNode.set_sequence_nr(EAGER_BASE + EAGER_COUNTER.incrementAndGet());
+            }
+            ctx.nodes.add(hubNode.address());
+            for (int j = 0; j < outputs.size(); j++) {
+                Tensor y = outputs.get(j);
+                if (y == null || !y.defined() || !(y.is_floating_point() || y.is_complex())) {
+                    connected.set(j, y);
+                    continue;
+                }
+                Tensor out = y.variable_data();
+                out.unsqueeze(0).narrow(0, 0, 0).add_(hub);
+                Node outNode = out.grad_fn();
+                outNode.add_pre_hook(ctx.hold(new CaptureHook(ctx, j)));
+                if (schedule == Schedule.EAGER) {
+                    outNode.set_sequence_nr(EAGER_BASE + EAGER_COUNTER.incrementAndGet());
+                }
+                ctx.nodes.add(outNode.address());
+                connected.set(j, out);
+                keep.add(out.retainReference());
+            }
+            for (long address : ctx.nodes) {
+                BY_NODE.put(address, ctx);
+            }
+            delegate = hub;
+            keep.add(hub.retainReference());
+        }
+        // Hand what we return to the caller's scope, if any, as if it had been created there.
+        PointerScope outer = PointerScope.getInnerScope();
+        for (Pointer p : keep) {
+            if (outer != null) {
+                outer.attach(p);
+                p.releaseReference();
+            }
+        }
+        return new Result(connected, delegate);
+    }
+
+    /**
+     * The {@code owner} given to {@link #apply} for the function that produced {@code t} (its
+     * delegate or one of its outputs), or null if {@code t} was produced by anything else.
+     */
+    public static Object ownerOf(Tensor t) {
+        if (t == null || !t.defined() || !t.requires_grad()) {
+            return null;
+        }
+        try (PointerScope scope = new PointerScope()) {
+            Node n = t.grad_fn();
+            if (n == null || n.isNull()) {
+                return null;
+            }
+            Context c = BY_NODE.get(n.address());
+            return c == null ? null : c.owner;
+        }
+    }
+
+    /** Functions whose graph is still alive (their Java hooks are held); for tests and leak checks. */
+    public static int liveFunctions() {
+        return BY_PIN.size();
+    }
+
+    private static TensorVector undefinedVector() {
+        return new TensorVector(new Tensor());
+    }
+
+    /** Releases the vectors earlier hooks returned: LibTorch has copied them by now. */
+    private static void releaseReturned() {
+        List<TensorVector> list = RETURNED.get();
+        for (TensorVector v : list) {
+            v.releaseReference();
+        }
+        list.clear();
+    }
+
+    /** Returns a vector to LibTorch without leaving it to a scope that may close too early. */
+    private static TensorVector handBack(TensorVector v) {
+        v.retainReference();
+        RETURNED.get().add(v);
+        return v;
+    }
+
+    /** The state of one function call, shared by its hooks. */
+    private static final class Context {
+        final long id;
+        final String name;
+        final Object owner;
+        final Backward backward;
+        final int nIn;
+        final int nOut;
+        final boolean[] differentiable;
+        final long[][] inputShapes;
+        final List<FunctionPreHook> hooks = new ArrayList<>();
+        final List<Long> nodes = new ArrayList<>();
+        final Tensor[] gradOut;
+        final Tensor[] gradIn;
+        boolean released;
+
+        Context(long id, String name, Object owner, Backward backward, List<Tensor> inputs, int nOut) {
+            this.id = id;
+            this.name = name;
+            this.owner = owner;
+            this.backward = backward;
+            this.nIn = inputs.size();
+            this.nOut = nOut;
+            this.differentiable = new boolean[nIn];
+            this.inputShapes = new long[nIn][];
+            for (int i = 0; i < nIn; i++) {
+                Tensor x = inputs.get(i);
+                differentiable[i] = x != null && x.defined() && x.requires_grad();
+                if (differentiable[i]) {
+                    inputShapes[i] = x.sizes().vec().get();
+                }
+            }
+            this.gradOut = new Tensor[nOut];
+            this.gradIn = new Tensor[nIn];
+        }
+
+        <H extends FunctionPreHook> H hold(H hook) {
+            hooks.add(hook);
+            return hook;
+        }
+
+        synchronized void setGradOut(int j, Tensor g) {
+            if (gradOut[j] != null) {
+                gradOut[j].releaseReference();
+            }
+            gradOut[j] = g;
+        }
+
+        synchronized List<Tensor> takeGradOut() {
+            List<Tensor> out = new ArrayList<>(nOut);
+            for (int j = 0; j < nOut; j++) {
+                out.add(gradOut[j]);
+                gradOut[j] = null;
+            }
+            return out;
+        }
+
+        synchronized void setGradIn(int i, Tensor g) {
+            if (gradIn[i] != null) {
+                gradIn[i].releaseReference();
+            }
+            gradIn[i] = g;
+        }
+
+        synchronized Tensor takeGradIn(int i) {
+            Tensor g = gradIn[i];
+            gradIn[i] = null;
+            return g;
+        }
+
+        synchronized void release() {
+            if (released) {
+                return;
+            }
+            released = true;
+            for (long address : nodes) {
+                BY_NODE.remove(address, this);
+            }
+            for (int j = 0; j < nOut; j++) {
+                setGradOut(j, null);
+            }
+            for (int i = 0; i < nIn; i++) {
+                setGradIn(i, null);
+            }
+            hooks.clear();
+        }
+
+        @Override
+        public String toString() {
+            return name + "#" + id;
+        }
+    }
+
+    /** On an output's node: keeps the output's gradient for the backward, passes nothing on. */
+    private static final class CaptureHook extends FunctionPreHook {
+        private final Context ctx;
+        private final int index;
+
+        CaptureHook(Context ctx, int index) {
+            super();
+            this.ctx = ctx;
+            this.index = index;
+        }
+
+        @Override
+        public TensorVector apply(TensorVector grads) {
+            releaseReturned();
+            try (PointerScope scope = new PointerScope()) {
+                // get() is a view into LibTorch's vector, which dies after this call: copy it.
+                Tensor g = grads.size() > 0 ? grads.get(0) : null;
+                if (g != null && g.defined()) {
+                    ctx.setGradOut(index, new Tensor(g).retainReference());
+                }
+            }
+            return handBack(undefinedVector());
+        }
+    }
+
+    /** On the hub's node: runs the Java backward once every output's gradient is in. */
+    private static final class HubHook extends FunctionPreHook {
+        private final Context ctx;
+
+        HubHook(Context ctx) {
+            super();
+            this.ctx = ctx;
+        }
+
+        @Override
+        public TensorVector apply(TensorVector grads) {
+            releaseReturned();
+            List<Tensor> gradOut = ctx.takeGradOut();
+            try (PointerScope scope = new PointerScope()) {
+                List<Tensor> gradIn;
+                try {
+                    gradIn = ctx.backward.apply(Collections.unmodifiableList(gradOut));
+                } catch (RuntimeException e) {
+                    throw e;
+                } catch (Exception e) {
+                    throw new RuntimeException(ctx + " backward: " + e.getMessage(), e);
+                }
+                if (gradIn == null || gradIn.size() != ctx.nIn) {
+                    throw new IllegalStateException(ctx + " backward returned "
+                            + (gradIn == null ? "null" : gradIn.size() + " gradients") + " for "
+                            + ctx.nIn + " inputs");
+                }
+                for (int i = 0; i < ctx.nIn; i++) {
+                    Tensor g = gradIn.get(i);
+                    if (!ctx.differentiable[i] || g == null || !g.defined()) {
+                        continue;
+                    }
+                    long[] shape = g.sizes().vec().get();
+                    if (!java.util.Arrays.equals(shape, ctx.inputShapes[i])) {
+                        throw new IllegalStateException(ctx + " backward: gradient " + i + " has shape "
+                                + java.util.Arrays.toString(shape) + " but the input has shape "
+                                + java.util.Arrays.toString(ctx.inputShapes[i]));
+                    }
+                    // A wrapper of our own: the backward may return tensors it does not own.
+                    ctx.setGradIn(i, new Tensor(g).retainReference());
+                }
+            } finally {
+                for (Tensor g : gradOut) {
+                    if (g != null) {
+                        g.releaseReference();
+                    }
+                }
+            }
+            LOG.trace("{} backward done", ctx);
+            return handBack(undefinedVector());
+        }
+    }
+
+    /** On an input's anchor: replaces the (undefined) incoming gradient by the input's gradient. */
+    private static final class InjectHook extends FunctionPreHook {
+        private final Context ctx;
+        private final int index;
+
+        InjectHook(Context ctx, int index) {
+            super();
+            this.ctx = ctx;
+            this.index = index;
+        }
+
+        @Override
+        public TensorVector apply(TensorVector grads) {
+            releaseReturned();
+            Tensor g = ctx.takeGradIn(index);
+            if (g == null) {
+                return handBack(undefinedVector());
+            }
+            TensorVector out;
+            try (PointerScope scope = new PointerScope()) {
+                out = new TensorVector(g.unsqueeze(0));
+                out.retainReference();
+            } finally {
+                g.releaseReference();
+            }
+            // The scope has dropped its hold; ours is the one handBack takes over.
+            RETURNED.get().add(out);
+            return out;
+        }
+    }
+}
