@@ -1,0 +1,16 @@
+/**
+ * Runnable programs, each a command-line tool with {@code --help}, started with
+ * {@code mpirun -np N java -cp ... io.mn4j.examples.<Name>}:
+ * <ul>
+ *   <li>{@link io.mn4j.examples.Train}: the main job, an MLP split across the ranks (model
+ *       parallel) trained on Fashion-MNIST with a multi-node iterator;</li>
+ *   <li>{@link io.mn4j.examples.TrainDataParallel}: scatterDataset and a multi-node optimizer;</li>
+ *   <li>{@link io.mn4j.examples.TrainEnsemble}: an ensemble averaging the ranks' outputs with a
+ *       differentiable allgather;</li>
+ *   <li>{@link io.mn4j.examples.TrainDualParallel}: model parallel within pairs of ranks, data
+ *       parallel across pairs, using communicator splits.</li>
+ * </ul>
+ * Rank 0 prints one line per epoch (loss, accuracy, time, throughput, resident memory) and writes
+ * {@code epochs.csv} and {@code curves.png} to the output directory.
+ */
+package io.mn4j.examples;

@@ -1,0 +1,68 @@
+package io.mn4j.iterators;
+
+import io.mn4j.communicator.Communicator;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * ChainerMN's {@code create_multi_node_evaluator}, made exact for parts of unequal size: each
+ * rank evaluates its own examples, and the ranks combine sums and counts (not means), so the
+ * result is the mean over all examples, identical on every rank. ChainerMN averages the per-rank
+ * means, which is wrong as soon as the parts differ in size (for instance disjoint parts from
+ * {@link Datasets#scatterDataset} with {@code forceEqualLength=false}, or ranks with no data).
+ *
+ * <p>All methods are collective.
+ */
+public final class MultiNodeEvaluator {
+    private MultiNodeEvaluator() {
+    }
+
+    /**
+     * Combines every rank's metrics: the result holds, for every name seen on any rank, the sum of
+     * the sums and of the counts over the ranks (added in rank order, so every rank gets the very
+     * same numbers).
+     */
+    public static Metrics aggregate(Communicator comm, Metrics local) {
+        List<Metrics> all = comm.allgatherObj(local);
+        Metrics total = new Metrics();
+        for (Metrics m : all) {
+            total.addAll(m);
+        }
+        return total;
+    }
+
+    /**
+     * Evaluates {@code metricsOfBatch} over one pass of a non-repeating iterator on every rank and
+     * combines the results. {@code metricsOfBatch} returns, for a batch, the mean of each metric
+     * over that batch's examples; it is weighted by the batch size. A rank may pass null (no local
+     * data, for instance a rank of a model-parallel job that computes no loss).
+     */
+    public static Metrics evaluate(Communicator comm, BatchIterator iterator,
+            Function<Batch, Map<String, Double>> metricsOfBatch) {
+        String problem = iterator != null && iterator.repeat()
+                ? "the iterator repeats, so one pass over it never ends; use repeat=false" : null;
+        Agreement.noProblems(comm, "MultiNodeEvaluator", problem);
+        Metrics local = new Metrics();
+        if (iterator != null) {
+            while (iterator.hasNext()) {
+                Batch b = iterator.next();
+                for (Map.Entry<String, Double> e : metricsOfBatch.apply(b).entrySet()) {
+                    local.addMean(e.getKey(), e.getValue(), b.size());
+                }
+            }
+        }
+        return aggregate(comm, local);
+    }
+
+    /**
+     * Evaluates this rank's part of a data set in batches of at most {@code batchSize} (a part
+     * smaller than a batch, or empty, is fine) and combines the results over the ranks.
+     */
+    public static Metrics evaluate(Communicator comm, Dataset<?> localPart, int batchSize,
+            Function<Batch, Map<String, Double>> metricsOfBatch) {
+        BatchIterator it = localPart == null || localPart.size() == 0 ? null
+                : new SerialIterator(localPart, (int) Math.min(batchSize, localPart.size()), false);
+        return evaluate(comm, it, metricsOfBatch);
+    }
+}

@@ -1,0 +1,207 @@
+package io.mn4j.iterators;
+
+import java.util.NoSuchElementException;
+import java.util.Random;
+
+/**
+ * Chainer's {@code SerialIterator}: consecutive mini-batches over a data set, optionally in a
+ * shuffled order that is redrawn at every epoch from a seeded generator (so the same seed gives
+ * the same batches in every process and every run). With {@code repeat}, a batch that crosses the
+ * end of an epoch is completed with the first examples of the next epoch's order, and every
+ * batch has exactly {@link #batchSize()} examples; without it, the last batch of the one epoch may
+ * be smaller.
+ *
+ * <p>Not thread-safe. Batches are materialised only by {@link #next()}; {@link #nextIndices()}
+ * advances the same way but returns the indices, for callers that fetch examples themselves.
+ */
+public final class SerialIterator implements BatchIterator {
+    private final Dataset<?> dataset;
+    private final int batchSize;
+    private final boolean repeat;
+    private final boolean shuffle;
+    private final long seed;
+    private final int n;
+    private Random random;
+    private long[] order;
+    private int position;
+    private long epoch;
+    private boolean newEpoch;
+    private long iteration;
+    private double previousEpochDetail;
+
+    /** A non-shuffling iterator. */
+    public SerialIterator(Dataset<?> dataset, int batchSize, boolean repeat) {
+        this(dataset, batchSize, repeat, false, 0);
+    }
+
+    /**
+     * An iterator over {@code dataset}.
+     *
+     * @param batchSize examples per batch, at least 1 and at most the size of the data set
+     * @param repeat wrap around to new epochs forever (training) or stop after one (evaluation)
+     * @param shuffle visit the examples in a random order drawn from {@code seed}, anew each epoch
+     * @param seed seed of the order (ignored without shuffle)
+     * @throws DatasetException if the batch size does not fit the data set
+     */
+    public SerialIterator(Dataset<?> dataset, int batchSize, boolean repeat, boolean shuffle, long seed) {
+        String problem = check(dataset, batchSize);
+        if (problem != null) {
+            throw new DatasetException(problem);
+        }
+        this.dataset = dataset;
+        this.batchSize = batchSize;
+        this.repeat = repeat;
+        this.shuffle = shuffle;
+        this.seed = seed;
+        this.n = (int) dataset.size();
+        reset();
+    }
+
+    /** Why an iterator over {@code dataset} with that batch size cannot be made, or null if it can. */
+    static String check(Dataset<?> dataset, int batchSize) {
+        if (dataset == null) {
+            return "the data set is null";
+        }
+        long size = dataset.size();
+        if (size > Integer.MAX_VALUE - 8) {
+            return "data sets of more than 2^31 examples are not supported (got " + size + ")";
+        }
+        if (batchSize < 1) {
+            return "batch size must be at least 1, got " + batchSize;
+        }
+        if (batchSize > size) {
+            return "batch size " + batchSize + " is larger than the data set (" + size + " examples)";
+        }
+        return null;
+    }
+
+    @Override
+    public void reset() {
+        random = new Random(seed);
+        order = shuffle ? permutation(n, random) : null;
+        position = 0;
+        epoch = 0;
+        newEpoch = false;
+        iteration = 0;
+        previousEpochDetail = -1;
+    }
+
+    /**
+     * A uniformly random permutation of [0, n) drawn from {@code random} (Fisher-Yates), the same
+     * for the same generator state on every JVM.
+     */
+    public static long[] permutation(int n, Random random) {
+        long[] p = new long[n];
+        for (int i = 0; i < n; i++) {
+            p[i] = i;
+        }
+        for (int i = n - 1; i > 0; i--) {
+            int j = random.nextInt(i + 1);
+            long t = p[i];
+            p[i] = p[j];
+            p[j] = t;
+        }
+        return p;
+    }
+
+    @Override
+    public boolean hasNext() {
+        return repeat || epoch == 0;
+    }
+
+    @Override
+    public Batch next() {
+        return dataset.batch(nextIndices());
+    }
+
+    /** Advances like {@link #next()} and returns the data set indices of that batch. */
+    public long[] nextIndices() {
+        if (!hasNext()) {
+            throw new NoSuchElementException("the iterator finished its epoch (repeat=false); call reset()");
+        }
+        previousEpochDetail = epochDetail();
+        int i = position;
+        int end = i + batchSize;
+        int take = Math.min(end, n) - i;
+        long[] idx = new long[end >= n && !repeat ? take : batchSize];
+        for (int k = 0; k < take; k++) {
+            idx[k] = order == null ? i + k : order[i + k];
+        }
+        if (end >= n) {
+            if (repeat) {
+                int rest = end - n;
+                if (shuffle) {
+                    order = permutation(n, random);
+                }
+                for (int k = 0; k < rest; k++) {
+                    idx[take + k] = order == null ? k : order[k];
+                }
+                position = rest;
+            } else {
+                position = 0;
+            }
+            epoch++;
+            newEpoch = true;
+        } else {
+            position = end;
+            newEpoch = false;
+        }
+        iteration++;
+        return idx;
+    }
+
+    @Override
+    public int batchSize() {
+        return batchSize;
+    }
+
+    @Override
+    public long datasetSize() {
+        return n;
+    }
+
+    @Override
+    public boolean repeat() {
+        return repeat;
+    }
+
+    /** Whether the order is shuffled. */
+    public boolean shuffle() {
+        return shuffle;
+    }
+
+    /** The seed of the shuffled order. */
+    public long seed() {
+        return seed;
+    }
+
+    @Override
+    public long epoch() {
+        return epoch;
+    }
+
+    @Override
+    public double epochDetail() {
+        return epoch + (double) position / n;
+    }
+
+    @Override
+    public double previousEpochDetail() {
+        return previousEpochDetail;
+    }
+
+    @Override
+    public boolean isNewEpoch() {
+        return newEpoch;
+    }
+
+    @Override
+    public long iteration() {
+        return iteration;
+    }
+
+    /** The data set iterated over. */
+    public Dataset<?> dataset() {
+        return dataset;
+    }
+}

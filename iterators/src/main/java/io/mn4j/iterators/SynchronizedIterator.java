@@ -1,0 +1,112 @@
+package io.mn4j.iterators;
+
+import io.mn4j.communicator.Communicator;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * ChainerMN's {@code create_synchronized_iterator}: every rank iterates over its own data set, in
+ * a shuffled order that is the same on every rank because the seed comes from rank 0. Use it when
+ * each rank holds different fields of the same examples (for instance one input modality per
+ * rank), so batch {@code k} on every rank is made of the same example indices, without sending
+ * any data.
+ *
+ * <p>Creation is collective and checks that all ranks agree on the data set length, the batch
+ * size and {@code repeat}; otherwise every rank throws a {@link DatasetException} naming each
+ * rank's value. After that, iteration needs no communication.
+ */
+public final class SynchronizedIterator implements BatchIterator {
+    private final SerialIterator inner;
+
+    private SynchronizedIterator(SerialIterator inner) {
+        this.inner = inner;
+    }
+
+    /** A synchronized iterator whose seed rank 0 draws at random. */
+    public static SynchronizedIterator create(Dataset<?> dataset, int batchSize, boolean repeat, Communicator comm) {
+        return create(dataset, batchSize, repeat, ThreadLocalRandom.current().nextLong(), comm);
+    }
+
+    /**
+     * A synchronized iterator over this rank's {@code dataset}, shuffled from rank 0's
+     * {@code seed} (other ranks' seeds are ignored).
+     */
+    public static SynchronizedIterator create(Dataset<?> dataset, int batchSize, boolean repeat, long seed,
+            Communicator comm) {
+        Agreement.noProblems(comm, "SynchronizedIterator", SerialIterator.check(dataset, batchSize));
+        Agreement.sameValue(comm, "SynchronizedIterator", "the data set length", dataset.size());
+        Agreement.sameValue(comm, "SynchronizedIterator", "the batch size", batchSize);
+        Agreement.sameValue(comm, "SynchronizedIterator", "repeat (1 = true)", repeat ? 1 : 0);
+        long shared = comm.bcastObj(seed, 0);
+        return new SynchronizedIterator(new SerialIterator(dataset, batchSize, repeat, true, shared));
+    }
+
+    /** Replaces {@code it} by a synchronized iterator over the same data set, batch size and repeat. */
+    public static SynchronizedIterator of(SerialIterator it, Communicator comm) {
+        return create(it.dataset(), it.batchSize(), it.repeat(), it.seed(), comm);
+    }
+
+    /** The shared seed of the order. */
+    public long seed() {
+        return inner.seed();
+    }
+
+    /** Advances like {@link #next()} and returns the indices of that batch (the same on every rank). */
+    public long[] nextIndices() {
+        return inner.nextIndices();
+    }
+
+    @Override
+    public boolean hasNext() {
+        return inner.hasNext();
+    }
+
+    @Override
+    public Batch next() {
+        return inner.next();
+    }
+
+    @Override
+    public int batchSize() {
+        return inner.batchSize();
+    }
+
+    @Override
+    public long datasetSize() {
+        return inner.datasetSize();
+    }
+
+    @Override
+    public boolean repeat() {
+        return inner.repeat();
+    }
+
+    @Override
+    public long epoch() {
+        return inner.epoch();
+    }
+
+    @Override
+    public double epochDetail() {
+        return inner.epochDetail();
+    }
+
+    @Override
+    public double previousEpochDetail() {
+        return inner.previousEpochDetail();
+    }
+
+    @Override
+    public boolean isNewEpoch() {
+        return inner.isNewEpoch();
+    }
+
+    @Override
+    public long iteration() {
+        return inner.iteration();
+    }
+
+    @Override
+    public void reset() {
+        inner.reset();
+    }
+}
