@@ -43,6 +43,12 @@ class NpzGraphReaderTest {
             assertEquals(3, labels[0]);
             assertEquals(4, labels[1]);
             // First row of the adjacency in the file: node 0 has neighbours 633, 1862, 2582.
+            try (Graph norm = g.withRowNormalizedFeatures()) {
+                Tensor rowSums = norm.features().sum(new long[] {1}, false, null);
+                long ones = rowSums.sub(new org.bytedeco.pytorch.Scalar(1.0)).abs().lt(new org.bytedeco.pytorch.Scalar(1e-5)).sum().item_long();
+                long zeros = rowSums.eq(new org.bytedeco.pytorch.Scalar(0.0)).sum().item_long();
+                assertEquals(2708, ones + zeros, "every feature row sums to 1 (or is empty)");
+            }
             long[] col = Tensors.toLongArray(g.col().narrow(0, 0, 3));
             assertEquals(633, col[0]);
             assertEquals(1862, col[1]);
