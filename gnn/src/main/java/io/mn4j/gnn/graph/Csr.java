@@ -123,8 +123,11 @@ public final class Csr implements AutoCloseable {
     /** A copy of {@code col} as a Java array (column indices must fit an int). */
     public int[] colArray() { return Tensors.toIntArray(col); }
 
-    /** A copy of the weights as a Java array, or null when unweighted. */
+    /** A copy of the weights as a float32 Java array, or null when unweighted. */
     public float[] weightArray() { return weight == null ? null : Tensors.toFloatArray(weight); }
+
+    /** A copy of the weights as a float64 Java array (exact for float32 and float64 weights), or null when unweighted. */
+    public double[] weightArrayDouble() { return weight == null ? null : Tensors.toDoubleArray(weight); }
 
     /** The same structure with other per-entry values (null removes them). */
     public Csr withWeight(Tensor newWeight) {
@@ -193,7 +196,7 @@ public final class Csr implements AutoCloseable {
     public Tensor toDense(ScalarType type) {
         long[] rp = rowptrArray();
         int[] c = colArray();
-        float[] w = weightArray();
+        double[] w = weightArrayDouble();
         int nr = checkedSize(numRows, "numRows"), nc = checkedSize(numCols, "numCols");
         if ((long) nr * nc > Integer.MAX_VALUE) throw new IllegalArgumentException("matrix too large for a dense copy: " + nr + "x" + nc);
         double[] d = new double[nr * nc];
@@ -221,8 +224,8 @@ public final class Csr implements AutoCloseable {
             if (c[e] < 0 || c[e] >= numCols) throw new IllegalStateException("column index " + c[e] + " of entry " + e + " out of range [0," + numCols + ")");
         }
         if (weight != null) {
-            float[] w = weightArray();
-            for (int e = 0; e < w.length; e++) if (!Float.isFinite(w[e])) throw new IllegalStateException("weight of entry " + e + " is " + w[e]);
+            double[] w = weightArrayDouble();
+            for (int e = 0; e < w.length; e++) if (!Double.isFinite(w[e])) throw new IllegalStateException("weight of entry " + e + " is " + w[e]);
         }
     }
 

@@ -132,7 +132,6 @@ public final class Graph implements AutoCloseable {
     public Graph withSelfLoops() {
         long[] rp = adj.rowptrArray();
         int[] c = adj.colArray();
-        float[] w = adj.weightArray();
         int n = Csr.checkedSize(numNodes(), "numNodes");
         boolean[] has = new boolean[n];
         int missing = n;
@@ -143,44 +142,40 @@ public final class Graph implements AutoCloseable {
         }
         long[] nrp = new long[n + 1];
         long[] nc = new long[c.length + missing];
-        float[] nw = w == null ? null : new float[nc.length];
+        long[] source = new long[nc.length];
         int p = 0;
         for (int i = 0; i < n; i++) {
             for (int e = (int) rp[i]; e < rp[i + 1]; e++) {
                 nc[p] = c[e];
-                if (nw != null) nw[p] = w[e];
-                p++;
+                source[p++] = e;
             }
             if (!has[i]) {
                 nc[p] = i;
-                if (nw != null) nw[p] = 1f;
-                p++;
+                source[p++] = -1;
             }
             nrp[i + 1] = p;
         }
-        return withStructure(nrp, nc, nw);
+        return withStructure(nrp, nc, source);
     }
 
     /** This graph without self loops. */
     public Graph withoutSelfLoops() {
         long[] rp = adj.rowptrArray();
         int[] c = adj.colArray();
-        float[] w = adj.weightArray();
         int n = Csr.checkedSize(numNodes(), "numNodes");
         long[] nrp = new long[n + 1];
         long[] nc = new long[c.length];
-        float[] nw = w == null ? null : new float[c.length];
+        long[] source = new long[c.length];
         int p = 0;
         for (int i = 0; i < n; i++) {
             for (int e = (int) rp[i]; e < rp[i + 1]; e++) {
                 if (c[e] == i) continue;
                 nc[p] = c[e];
-                if (nw != null) nw[p] = w[e];
-                p++;
+                source[p++] = e;
             }
             nrp[i + 1] = p;
         }
-        return withStructure(nrp, Arrays.copyOf(nc, p), nw == null ? null : Arrays.copyOf(nw, p));
+        return withStructure(nrp, Arrays.copyOf(nc, p), Arrays.copyOf(source, p));
     }
 
     /**
@@ -322,9 +317,28 @@ public final class Graph implements AutoCloseable {
                 + (adj.hasWeight() ? ", weighted" : "") + (hasMasks() ? ", split" : "") + "]";
     }
 
-    private Graph withStructure(long[] rowptr, long[] col, float[] weight) {
-        try (Csr a = Csr.of(numNodes(), numNodes(), rowptr, col, weight)) {
-            return toBuilder().adjacency(a).build();
+    /**
+     * This graph's node data on a new structure. Entry {@code k} of the new structure takes the
+     * weight of entry {@code source[k]} here (-1: weight 1), in the weights' own dtype; with
+     * {@code source == null} or an unweighted graph the result is unweighted.
+     */
+    private Graph withStructure(long[] rowptr, long[] col, long[] source) {
+        try (PointerScope s = new PointerScope()) {
+            Tensor w = null;
+            if (source != null && adj.weight() != null) {
+                long[] idx = new long[source.length];
+                boolean[] fresh = new boolean[source.length];
+                for (int k = 0; k < source.length; k++) {
+                    fresh[k] = source[k] < 0;
+                    idx[k] = fresh[k] ? 0 : source[k];
+                }
+                w = adj.nnz() == 0 ? Tensors.zeros(Tensors.type(adj.weight()), idx.length)
+                        : adj.weight().index_select(0, Tensors.longs(idx));
+                w = w.masked_fill(Tensors.bools(fresh), new org.bytedeco.pytorch.Scalar(1.0)).contiguous();
+            }
+            try (Csr a = Csr.of(numNodes(), numNodes(), Tensors.longs(rowptr), Tensors.longs(col), w)) {
+                return toBuilder().adjacency(a).build();
+            }
         }
     }
 

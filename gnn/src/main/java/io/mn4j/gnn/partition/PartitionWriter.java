@@ -69,7 +69,7 @@ public final class PartitionWriter {
         }
         long[] rp = g.adjacency().rowptrArray();
         int[] col = g.adjacency().colArray();
-        float[] w = g.adjacency().weightArray();
+        boolean weighted = g.edgeWeight() != null;
         long[] partEdges = stats.partEdges();
 
         for (int k = 0; k < parts; k++) {
@@ -80,7 +80,7 @@ public final class PartitionWriter {
             int ek = Math.toIntExact(partEdges[k]);
             long[] prow = new long[nk + 1];
             long[] pcol = new long[ek];
-            float[] pw = w == null ? null : new float[ek];
+            long[] source = weighted ? new long[ek] : null;
             int p = 0;
             for (int i = 0; i < nk; i++) {
                 int v = (int) ids[i];
@@ -91,7 +91,7 @@ public final class PartitionWriter {
                 Arrays.sort(keys);
                 for (int e = 0; e < len; e++) {
                     pcol[p] = keys[e] >>> 32;
-                    if (pw != null) pw[p] = w[from + (int) (keys[e] & 0xffffffffL)];
+                    if (source != null) source[p] = from + (keys[e] & 0xffffffffL);
                     p++;
                 }
                 prow[i + 1] = p;
@@ -101,10 +101,9 @@ public final class PartitionWriter {
                 Npy.write(pd.resolve("node_ids.npy"), idsT);
                 Npy.write(pd.resolve("rowptr.npy"), Tensors.longs(prow));
                 Npy.write(pd.resolve("col.npy"), Tensors.longs(pcol));
-                if (pw != null) {
-                    Tensor wt = Tensors.floats(pw);
-                    if (Tensors.type(g.edgeWeight()) != Tensors.type(wt)) wt = wt.to(Tensors.type(g.edgeWeight()));
-                    Npy.write(pd.resolve("edge_weight.npy"), wt);
+                if (source != null) {
+                    // Weights move by index, so they keep their dtype and exact values.
+                    Npy.write(pd.resolve("edge_weight.npy"), g.edgeWeight().index_select(0, Tensors.longs(source)));
                 }
                 if (g.hasFeatures()) Npy.write(pd.resolve("features.npy"), g.features().index_select(0, idsT));
                 if (g.hasLabels()) Npy.write(pd.resolve("labels.npy"), g.labels().index_select(0, idsT));

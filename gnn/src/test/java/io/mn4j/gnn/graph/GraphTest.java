@@ -88,6 +88,25 @@ class GraphTest {
     }
 
     @Test
+    void float64WeightsStayExact() {
+        double third = 1.0 / 3.0;
+        try (PointerScope s = new PointerScope()) {
+            Tensor w = Tensors.doubles(new double[] {third, 2 * third, 1e-300, 4, 5, 6, 7});
+            try (Csr a = Csr.of(5, 5, Tensors.longs(new long[] {0, 3, 4, 7, 7, 7}), Tensors.longs(new long[] {1, 2, 0, 0, 1, 3, 1}), w);
+                    Graph g = Graph.builder(a).build(); Graph loops = g.withSelfLoops(); Graph none = loops.withoutSelfLoops(); Csr t = g.transpose()) {
+                assertEquals(ScalarType.Double, Tensors.type(loops.edgeWeight()));
+                double[] lw = Tensors.toDoubleArray(loops.edgeWeight());
+                assertEquals(third, lw[0], 0.0);
+                assertEquals(1e-300, lw[2], 0.0);
+                assertEquals(1.0, lw[4], 0.0);
+                assertArrayEquals(new double[] {third, 2 * third, 4, 5, 6, 7}, Tensors.toDoubleArray(none.edgeWeight()), 0.0, "the 0 -> 0 loop (1e-300) is gone");
+                assertTrue(t.toDense(ScalarType.Double).equal(a.toDense(ScalarType.Double).t()));
+                assertEquals(2 * third, a.toDense(ScalarType.Double).select(0, 0).select(0, 2).item_double(), 0.0);
+            }
+        }
+    }
+
+    @Test
     void graphHandlesAreIndependentOfTheCallersScopeAndTensors() {
         Graph g;
         try (PointerScope s = new PointerScope()) {

@@ -44,7 +44,7 @@ class PartitionFilesTest {
         long[] newId = PartitionReader.newIds(dir);
         long[] rp = g.adjacency().rowptrArray();
         int[] col = g.adjacency().colArray();
-        float[] w = g.adjacency().weightArray();
+        double[] w = g.adjacency().weightArrayDouble();
         int f = (int) g.numFeatures();
         float[] x = g.hasFeatures() ? Tensors.toFloatArray(g.features()) : null;
         long[] y = g.hasLabels() ? Tensors.toLongArray(g.labels()) : null;
@@ -59,7 +59,7 @@ class PartitionFilesTest {
                 long[] ids = Tensors.toLongArray(p.originalIds());
                 long[] prp = Tensors.toLongArray(p.rowptr());
                 long[] pcol = Tensors.toLongArray(p.col());
-                float[] pw = p.edgeWeight() == null ? null : Tensors.toFloatArray(p.edgeWeight());
+                double[] pw = p.edgeWeight() == null ? null : Tensors.toDoubleArray(p.edgeWeight());
                 float[] px = x == null ? null : Tensors.toFloatArray(p.features());
                 long[] py = y == null ? null : Tensors.toLongArray(p.labels());
                 boolean[][] pm = masks == null ? null
@@ -77,8 +77,8 @@ class PartitionFilesTest {
                     if (pm != null) for (int m = 0; m < 3; m++) assertEquals(masks[m][v], pm[m][i]);
                     // In-edges of v: compare (new source id, weight) multisets.
                     List<String> expect = new ArrayList<>(), got = new ArrayList<>();
-                    for (long e = rp[v]; e < rp[v + 1]; e++) expect.add(newId[col[(int) e]] + "/" + (w == null ? 1f : w[(int) e]));
-                    for (long e = prp[i]; e < prp[i + 1]; e++) got.add(pcol[(int) e] + "/" + (pw == null ? 1f : pw[(int) e]));
+                    for (long e = rp[v]; e < rp[v + 1]; e++) expect.add(newId[col[(int) e]] + "/" + (w == null ? 1.0 : w[(int) e]));
+                    for (long e = prp[i]; e < prp[i + 1]; e++) got.add(pcol[(int) e] + "/" + (pw == null ? 1.0 : pw[(int) e]));
                     expect.sort(null);
                     got.sort(null);
                     assertEquals(expect, got, "in-edges of node " + v);
@@ -128,6 +128,16 @@ class PartitionFilesTest {
                     assertNull(p.features());
                     assertNull(p.labels());
                     assertNull(p.trainMask());
+                }
+            }
+            // float64 weights keep their type and exact values.
+            Tensor w64 = org.bytedeco.pytorch.global.torch.rand(new long[] {base.numEdges()}, new org.bytedeco.pytorch.TensorOptions(ScalarType.Double));
+            try (Csr a = base.adjacency().withWeight(w64); Graph g = Graph.builder(a).build()) {
+                int[] assign = new RandomPartitioner().partition(g, 3, 2);
+                PartitionWriter.write(tmp.resolve("w64"), g, assign, 3, "random", 2);
+                assertExactRoundTrip(g, tmp.resolve("w64"), 3, assign);
+                try (PartitionData p = PartitionReader.load(tmp.resolve("w64"), 0, 3)) {
+                    assertEquals(ScalarType.Double, Tensors.type(p.edgeWeight()));
                 }
             }
             // A partition with no nodes at all.
