@@ -140,28 +140,33 @@ public final class AggregationBenchmark {
             // Reference values from our kernel without autograd; every method is checked against them.
             Tensor yRef = agg.forward(x);
             Tensor gRef = agg.transposeForward(gOut);
-            for (String m : c.methods) {
-                double[] fwd = new double[c.reps], bwd = new double[c.reps];
-                double errF = 0, errB = 0;
-                for (int r = -c.warmup; r < c.reps; r++) {
+            // Repetitions go round-robin over the methods, so a change in machine load during the
+            // run affects all of them alike (the ratios are what this benchmark reports).
+            int k = c.methods.size();
+            double[][] fwd = new double[k][c.reps], bwd = new double[k][c.reps];
+            double[] errF = new double[k], errB = new double[k];
+            for (int r = -c.warmup; r < c.reps; r++) {
+                for (int i = 0; i < k; i++) {
                     try (PointerScope s = new PointerScope()) {
                         Tensor xi = x.detach().requires_grad_(true);
                         long a = System.nanoTime();
-                        Tensor y = forward(m, agg, csr, dst, xi);
+                        Tensor y = forward(c.methods.get(i), agg, csr, dst, xi);
                         long b = System.nanoTime();
                         y.backward(gOut, new BoolOptional(), false, new TensorArrayRefOptional());
                         long d = System.nanoTime();
                         if (r >= 0) {
-                            fwd[r] = (b - a) / 1e9;
-                            bwd[r] = (d - b) / 1e9;
+                            fwd[i][r] = (b - a) / 1e9;
+                            bwd[i][r] = (d - b) / 1e9;
                         }
-                        errF = Math.max(errF, y.detach().sub(yRef).abs().max().item_double());
-                        errB = Math.max(errB, xi.grad().sub(gRef).abs().max().item_double());
+                        errF[i] = Math.max(errF[i], y.detach().sub(yRef).abs().max().item_double());
+                        errB[i] = Math.max(errB[i], xi.grad().sub(gRef).abs().max().item_double());
                     }
                 }
-                results.add(result(m, "forward", n, e, c, fwd, errF));
-                results.add(result(m, "backward", n, e, c, bwd, errB));
-                out.printf(Locale.ROOT, "  %-24s forward %.3f s, backward %.3f s (median of %d)%n", m, median(fwd), median(bwd), c.reps);
+                out.printf(Locale.ROOT, "  %s %d done%n", r < 0 ? "warm-up" : "repetition", r < 0 ? r + c.warmup + 1 : r + 1);
+            }
+            for (int i = 0; i < k; i++) {
+                results.add(result(c.methods.get(i), "forward", n, e, c, fwd[i], errF[i]));
+                results.add(result(c.methods.get(i), "backward", n, e, c, bwd[i], errB[i]));
             }
         }
         printTable(results, out);
