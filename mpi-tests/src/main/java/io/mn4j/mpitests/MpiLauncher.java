@@ -57,6 +57,7 @@ public final class MpiLauncher {
     public static Result run(int ranks, String mainClass, List<String> args, Path dir, long timeoutSeconds)
             throws IOException, InterruptedException {
         warmUpNativeCache();
+        Files.createDirectories(dir);
         List<String> cmd = new ArrayList<>(List.of("mpirun", "-np", String.valueOf(ranks),
                 "--oversubscribe", "--bind-to", "none", "--mca", "mpi_yield_when_idle", "1",
                 "--mca", "btl", "self,vader",
