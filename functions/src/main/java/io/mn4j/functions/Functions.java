@@ -190,7 +190,7 @@ public final class Functions {
         state.reap();
         int gradTag = Tags.gradient(tag, state.nextRecv(src, tag));
         Tensor header = comm.recv(src, tag);
-        long[] h = header.scalar_type() == torch.ScalarType.Long && header.numel() == 2
+        long[] h = header.scalar_type().value == torch.ScalarType.Long.value && header.numel() == 2
                 ? Tensors.toLongs(header) : null;
         if (h == null || h[0] != LIST_MAGIC) {
             throw new CommunicationException("recvAll from rank " + src + " (tag " + tag + "): expected the list"
