@@ -12,7 +12,8 @@ import java.util.Iterator;
 import java.util.Map;
 import java.util.WeakHashMap;
 import org.bytedeco.javacpp.PointerScope;
-import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorOptions;
+import org.bytedeco.pytorch.global.torch;
 
 /**
  * What the differentiable functions remember per communicator: occurrence counters for the
@@ -93,24 +94,22 @@ final class CommState {
      * Collective backward passes must run in the same order on every rank, or they would pair
      * different collectives. Every rank states the number of the collective it is about to
      * backpropagate; if they differ, every rank throws the same explanation instead of hanging or
-     * mixing data.
+     * mixing data. The number travels as the shape of an empty tensor: the communicator's own
+     * check that all ranks pass the same shape is the comparison, one tiny allreduce in all.
      */
     void checkOrder(Communicator comm, String op, long id) {
         if (!CHECK_ORDER) {
             return;
         }
-        long[] r;
         try (PointerScope scope = new PointerScope()) {
-            Tensor mine = Tensors.longs(id, -id);
-            r = Tensors.toLongs(comm.allreduce(mine, ReduceOp.MAX));
-        }
-        long max = r[0];
-        long min = -r[1];
-        if (max != id || min != id) {
+            comm.allreduce(torch.empty(new long[] {0, id}, new TensorOptions(torch.ScalarType.Long), null),
+                    ReduceOp.MAX);
+        } catch (CommunicationException e) {
             throw new CommunicationException(op + " backward on rank " + rank + ": the ranks reached the backward"
-                    + " of different collectives (this rank: collective #" + id + ", " + op + "; across ranks: #"
-                    + min + " to #" + max + "). Collectives must be backpropagated in the same order on every rank:"
-                    + " give every rank the same graph structure or chain the collectives with delegates");
+                    + " of different collectives (this rank: collective #" + id + ", " + op + "; the second"
+                    + " dimension below is each rank's collective number). Collectives must be backpropagated"
+                    + " in the same order on every rank: give every rank the same graph structure or chain the"
+                    + " collectives with delegates. (" + e.getMessage() + ")", e);
         }
     }
 }

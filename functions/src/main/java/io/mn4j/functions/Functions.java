@@ -69,8 +69,8 @@ public final class Functions {
      */
     public static Tensor send(Tensor x, Communicator comm, int dst, int tag) {
         requireTensor("send", x);
-        checkPeer("send", comm, dst);
         Tags.checkUserTag("send", tag);
+        checkPeer("send", comm, dst);
         CommState state = CommState.of(comm);
         state.reap();
         int gradTag = Tags.gradient(tag, state.nextSend(dst, tag));
@@ -101,8 +101,8 @@ public final class Functions {
      *     communication on a different communicator
      */
     public static Tensor recv(Communicator comm, int src, int tag, Tensor delegateOrNull) {
-        checkPeer("recv", comm, src);
         Tags.checkUserTag("recv", tag);
+        checkPeer("recv", comm, src);
         checkDelegate("recv", comm, delegateOrNull);
         CommState state = CommState.of(comm);
         state.reap();
@@ -147,8 +147,8 @@ public final class Functions {
         for (int i = 0; i < xs.size(); i++) {
             requireTensor("sendAll element " + i, xs.get(i));
         }
-        checkPeer("sendAll", comm, dst);
         Tags.checkUserTag("sendAll", tag);
+        checkPeer("sendAll", comm, dst);
         CommState state = CommState.of(comm);
         state.reap();
         int gradTag = Tags.gradient(tag, state.nextSend(dst, tag));
@@ -183,14 +183,14 @@ public final class Functions {
      * floating-point element back (zero for unused ones), then continues into the delegate's graph.
      */
     public static List<Tensor> recvAll(Communicator comm, int src, int tag, Tensor delegateOrNull) {
-        checkPeer("recvAll", comm, src);
         Tags.checkUserTag("recvAll", tag);
+        checkPeer("recvAll", comm, src);
         checkDelegate("recvAll", comm, delegateOrNull);
         CommState state = CommState.of(comm);
         state.reap();
         int gradTag = Tags.gradient(tag, state.nextRecv(src, tag));
         Tensor header = comm.recv(src, tag);
-        long[] h = header.scalar_type() == torch.ScalarType.Long && header.numel() == 2
+        long[] h = header.scalar_type().value == torch.ScalarType.Long.value && header.numel() == 2
                 ? Tensors.toLongs(header) : null;
         if (h == null || h[0] != LIST_MAGIC) {
             throw new CommunicationException("recvAll from rank " + src + " (tag " + tag + "): expected the list"

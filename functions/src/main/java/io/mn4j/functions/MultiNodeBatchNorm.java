@@ -56,10 +56,12 @@ public class MultiNodeBatchNorm extends org.bytedeco.pytorch.Module {
         this.momentum = momentum;
         TensorOptions opts = new TensorOptions(dtype);
         long[] c = {numFeatures};
-        this.weight = affine ? register_parameter("weight", torch.ones(c, opts)) : null;
-        this.bias = affine ? register_parameter("bias", torch.zeros(c, opts)) : null;
-        this.runningMean = register_buffer("running_mean", torch.zeros(c, opts));
-        this.runningVar = register_buffer("running_var", torch.ones(c, opts));
+        // register_* return references into the module's table, which later registrations may
+        // move: keep handles of our own (same tensors).
+        this.weight = affine ? new Tensor(register_parameter("weight", torch.ones(c, opts))) : null;
+        this.bias = affine ? new Tensor(register_parameter("bias", torch.zeros(c, opts))) : null;
+        this.runningMean = new Tensor(register_buffer("running_mean", torch.zeros(c, opts)));
+        this.runningVar = new Tensor(register_buffer("running_var", torch.ones(c, opts)));
     }
 
     /** The learned scale, or null without affine parameters. */

@@ -119,11 +119,6 @@ public class MultiNodeChainList extends Module {
         return this;
     }
 
-    /** {@link #add(String, Module, Component, int[], int[])} for a one-input, one-result function. */
-    public MultiNodeChainList add(String name, Module module, Function<Tensor, Tensor> f, int[] rankIn, int[] rankOut) {
-        return add(name, module, Component.of(f), rankIn, rankOut);
-    }
-
     /** Number of components. */
     public int components() {
         return entries.size();

@@ -39,10 +39,12 @@ import org.slf4j.LoggerFactory;
  *       backward node carries a Java pre-hook that replaces whatever gradient it receives by the
  *       input gradient computed by the {@code Backward}. An empty slice of the anchor, summed,
  *       feeds a 0-dim hub; no forward work and no allocation of the input's size.</li>
- *   <li>The hub ({@code pin * 1 + sum of the empty slices}) is the delegate. Its node's pre-hook
+ *   <li>The hub ({@code pin + sum of the empty slices}) is the delegate. Its node's pre-hook
  *       runs the {@code Backward} once all output gradients have arrived (LibTorch runs a node only
  *       when every consumer has run) and passes an undefined gradient on, so that no node between
- *       the hub and the anchors computes or allocates anything.</li>
+ *       the hub and the anchors computes or allocates anything. A function with exactly one
+ *       floating-point output runs its {@code Backward} in that output's node instead, and has
+ *       no delegate.</li>
  *   <li>Every floating-point output {@code y} gets history with an in-place add of the hub into
  *       an empty slice of {@code y} (LibTorch's CopySlices): no data is touched. A pre-hook on that
  *       node captures {@code y}'s gradient and passes an undefined one on.</li>
@@ -72,7 +74,10 @@ public final class CustomFunction {
         EAGER
     }
 
-    /** What {@link #apply} returns: the connected outputs and the delegate. */
+    /**
+     * What {@link #apply} returns: the connected outputs and the delegate. The delegate is null
+     * when the function has exactly one floating-point output: that output carries the backward.
+     */
     public record Result(List<Tensor> outputs, Tensor delegate) {
     }
 
@@ -122,8 +127,9 @@ public final class CustomFunction {
      * @param backward computes input gradients from output gradients
      * @param schedule see {@link Schedule}
      * @param owner any object identifying who created the function (see {@link #ownerOf})
-     * @return connected outputs (same order, same data) and the delegate. With grad mode off,
-     *     the outputs unchanged and a plain zero delegate: no graph, no backward
+     * @return connected outputs (same order, same data) and the delegate (null if exactly one
+     *     output is floating point). With grad mode off, the outputs unchanged and a plain zero
+     *     delegate: no graph, no backward
      */
     public static Result apply(String name, List<Tensor> inputs, List<Tensor> outputs, Backward backward,
             Schedule schedule, Object owner) {
@@ -132,10 +138,17 @@ public final class CustomFunction {
         }
         Context ctx = new Context(IDS.incrementAndGet(), name, owner, backward, inputs, outputs.size());
         List<Tensor> connected = new ArrayList<>(Collections.nCopies(outputs.size(), (Tensor) null));
-        Tensor delegate;
+        int linked = 0;
+        for (Tensor y : outputs) {
+            linked += linkable(y) ? 1 : 0;
+        }
+        // With exactly one linked output, its node knows every output gradient: the backward runs
+        // there and the hub needs no node of its own (fewer nodes, fewer calls into Java).
+        boolean backwardAtOutput = linked == 1;
+        Tensor delegate = null;
         List<Pointer> keep = new ArrayList<>();
         try (PointerScope scope = new PointerScope()) {
-            Pointer memory = Pointer.malloc(4);
+            Pointer memory = Pointer.calloc(1, 4);
             if (memory.isNull()) {
                 throw new OutOfMemoryError("CustomFunction " + name + ": no memory for the pin");
             }
@@ -150,9 +163,8 @@ public final class CustomFunction {
                 Pointer.free(memory);
                 throw e;
             }
-            pin.zero_();
             pin.requires_grad_(true);
-            Tensor hub = pin.mul(new Scalar(1.0));
+            Tensor hub = pin;
             for (int i = 0; i < ctx.nIn; i++) {
                 if (!ctx.differentiable[i]) {
                     continue;
@@ -162,22 +174,29 @@ public final class CustomFunction {
                 anchorNode.add_pre_hook(ctx.hold(new InjectHook(ctx, i)));
                 hub = hub.add(anchor.narrow(0, 0, 0).sum());
             }
-            Node hubNode = hub.grad_fn();
-            hubNode.add_pre_hook(ctx.hold(new HubHook(ctx)));
-            if (schedule == Schedule.EAGER) {
-                hubNode.set_sequence_nr(EAGER_BASE + EAGER_COUNTER.incrementAndGet());
+            if (!backwardAtOutput) {
+                if (hub == pin) {
+                    hub = pin.mul(new Scalar(1.0));
+                }
+                Node hubNode = hub.grad_fn();
+                hubNode.add_pre_hook(ctx.hold(new HubHook(ctx)));
+                if (schedule == Schedule.EAGER) {
+                    hubNode.set_sequence_nr(EAGER_BASE + EAGER_COUNTER.incrementAndGet());
+                }
+                ctx.nodes.add(hubNode.address());
+                delegate = hub;
+                keep.add(hub.retainReference());
             }
-            ctx.nodes.add(hubNode.address());
             for (int j = 0; j < outputs.size(); j++) {
                 Tensor y = outputs.get(j);
-                if (y == null || !y.defined() || !(y.is_floating_point() || y.is_complex())) {
+                if (!linkable(y)) {
                     connected.set(j, y);
                     continue;
                 }
                 Tensor out = y.variable_data();
                 out.unsqueeze(0).narrow(0, 0, 0).add_(hub);
                 Node outNode = out.grad_fn();
-                outNode.add_pre_hook(ctx.hold(new CaptureHook(ctx, j)));
+                outNode.add_pre_hook(ctx.hold(new CaptureHook(ctx, j, backwardAtOutput)));
                 if (schedule == Schedule.EAGER) {
                     outNode.set_sequence_nr(EAGER_BASE + EAGER_COUNTER.incrementAndGet());
                 }
@@ -188,8 +207,6 @@ public final class CustomFunction {
             for (long address : ctx.nodes) {
                 BY_NODE.put(address, ctx);
             }
-            delegate = hub;
-            keep.add(hub.retainReference());
         }
         // Hand what we return to the caller's scope, if any, as if it had been created there.
         PointerScope outer = PointerScope.getInnerScope();
@@ -223,6 +240,10 @@ public final class CustomFunction {
     /** Functions whose graph is still alive (their Java hooks are held); for tests and leak checks. */
     public static int liveFunctions() {
         return BY_PIN.size();
+    }
+
+    private static boolean linkable(Tensor y) {
+        return y != null && y.defined() && (y.is_floating_point() || y.is_complex());
     }
 
     private static TensorVector undefinedVector() {
@@ -338,15 +359,20 @@ public final class CustomFunction {
         }
     }
 
-    /** On an output's node: keeps the output's gradient for the backward, passes nothing on. */
+    /**
+     * On an output's node: keeps the output's gradient for the backward (or, for a function with
+     * one output, runs the backward right away), passes nothing on.
+     */
     private static final class CaptureHook extends FunctionPreHook {
         private final Context ctx;
         private final int index;
+        private final boolean runBackward;
 
-        CaptureHook(Context ctx, int index) {
+        CaptureHook(Context ctx, int index, boolean runBackward) {
             super();
             this.ctx = ctx;
             this.index = index;
+            this.runBackward = runBackward;
         }
 
         @Override
@@ -358,6 +384,9 @@ public final class CustomFunction {
                 if (g != null && g.defined()) {
                     ctx.setGradOut(index, new Tensor(g).retainReference());
                 }
+            }
+            if (runBackward) {
+                runBackward(ctx);
             }
             return handBack(undefinedVector());
         }
@@ -375,45 +404,50 @@ public final class CustomFunction {
         @Override
         public TensorVector apply(TensorVector grads) {
             releaseReturned();
-            List<Tensor> gradOut = ctx.takeGradOut();
-            try (PointerScope scope = new PointerScope()) {
-                List<Tensor> gradIn;
-                try {
-                    gradIn = ctx.backward.apply(Collections.unmodifiableList(gradOut));
-                } catch (RuntimeException e) {
-                    throw e;
-                } catch (Exception e) {
-                    throw new RuntimeException(ctx + " backward: " + e.getMessage(), e);
-                }
-                if (gradIn == null || gradIn.size() != ctx.nIn) {
-                    throw new IllegalStateException(ctx + " backward returned "
-                            + (gradIn == null ? "null" : gradIn.size() + " gradients") + " for "
-                            + ctx.nIn + " inputs");
-                }
-                for (int i = 0; i < ctx.nIn; i++) {
-                    Tensor g = gradIn.get(i);
-                    if (!ctx.differentiable[i] || g == null || !g.defined()) {
-                        continue;
-                    }
-                    long[] shape = g.sizes().vec().get();
-                    if (!java.util.Arrays.equals(shape, ctx.inputShapes[i])) {
-                        throw new IllegalStateException(ctx + " backward: gradient " + i + " has shape "
-                                + java.util.Arrays.toString(shape) + " but the input has shape "
-                                + java.util.Arrays.toString(ctx.inputShapes[i]));
-                    }
-                    // A wrapper of our own: the backward may return tensors it does not own.
-                    ctx.setGradIn(i, new Tensor(g).retainReference());
-                }
-            } finally {
-                for (Tensor g : gradOut) {
-                    if (g != null) {
-                        g.releaseReference();
-                    }
-                }
-            }
-            LOG.trace("{} backward done", ctx);
+            runBackward(ctx);
             return handBack(undefinedVector());
         }
+    }
+
+    /** Runs the Java backward on the captured output gradients and keeps the input gradients. */
+    private static void runBackward(Context ctx) {
+        List<Tensor> gradOut = ctx.takeGradOut();
+        try (PointerScope scope = new PointerScope()) {
+            List<Tensor> gradIn;
+            try {
+                gradIn = ctx.backward.apply(Collections.unmodifiableList(gradOut));
+            } catch (RuntimeException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new RuntimeException(ctx + " backward: " + e.getMessage(), e);
+            }
+            if (gradIn == null || gradIn.size() != ctx.nIn) {
+                throw new IllegalStateException(ctx + " backward returned "
+                        + (gradIn == null ? "null" : gradIn.size() + " gradients") + " for "
+                        + ctx.nIn + " inputs");
+            }
+            for (int i = 0; i < ctx.nIn; i++) {
+                Tensor g = gradIn.get(i);
+                if (!ctx.differentiable[i] || g == null || !g.defined()) {
+                    continue;
+                }
+                long[] shape = g.sizes().vec().get();
+                if (!java.util.Arrays.equals(shape, ctx.inputShapes[i])) {
+                    throw new IllegalStateException(ctx + " backward: gradient " + i + " has shape "
+                            + java.util.Arrays.toString(shape) + " but the input has shape "
+                            + java.util.Arrays.toString(ctx.inputShapes[i]));
+                }
+                // A wrapper of our own: the backward may return tensors it does not own.
+                ctx.setGradIn(i, new Tensor(g).retainReference());
+            }
+        } finally {
+            for (Tensor g : gradOut) {
+                if (g != null) {
+                    g.releaseReference();
+                }
+            }
+        }
+        LOG.trace("{} backward done", ctx);
     }
 
     /** On an input's anchor: replaces the (undefined) incoming gradient by the input's gradient. */

@@ -204,10 +204,17 @@ class CustomFunctionTest {
     }
 
     @Test
+    void oneOutputMeansNoDelegate() {
+        assertNull(triple(ramp(3, 1).requires_grad_(true)).delegate());
+    }
+
+    @Test
     void ownerIsKnownForDelegatesAndOutputs() {
         Tensor x = ramp(3, 1).requires_grad_(true);
         Result r = triple(x);
-        assertEquals("me", CustomFunction.ownerOf(r.delegate()));
+        Tensor d = CustomFunction.apply("sink", List.of(x), List.of(), g -> Collections.singletonList(null),
+                Schedule.NATURAL, "sink owner").delegate();
+        assertEquals("sink owner", CustomFunction.ownerOf(d));
         assertEquals("me", CustomFunction.ownerOf(r.outputs().get(0)));
         assertNull(CustomFunction.ownerOf(x));
         assertNull(CustomFunction.ownerOf(x.mul(new Scalar(2.0))));

@@ -1,0 +1,463 @@
+package io.mn4j.mpitests.functions;
+
+import static io.mn4j.mpitests.functions.Fx.TOL;
+import static io.mn4j.mpitests.functions.Fx.det;
+import static io.mn4j.mpitests.functions.Fx.grad;
+
+import io.mn4j.communicator.Communicator;
+import io.mn4j.communicator.ReduceOp;
+import io.mn4j.functions.Functions;
+import io.mn4j.functions.MultiNodeChainList;
+import io.mn4j.functions.autograd.CustomFunction;
+import io.mn4j.mpitests.Check;
+import io.mn4j.mpitests.Scenario;
+import io.mn4j.mpitests.ScenarioSuite;
+import io.mn4j.mpitests.functions.Fx.Lin;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.Scalar;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.global.torch;
+
+/**
+ * ChainerMN's point-to-point and collective scenarios on the differentiable functions, with
+ * values checked against the same model computed in one process (every rank builds the whole
+ * model from deterministic parameters), plus bad inputs.
+ */
+public class FunctionsSuite implements ScenarioSuite {
+    private static final int D = 10;
+
+    @Override
+    public Map<String, Scenario> scenarios() {
+        Map<String, Scenario> s = new LinkedHashMap<>();
+        s.put("linear pipeline", (c, check) -> pipeline(c, check, false));
+        s.put("ring with delegate", (c, check) -> pipeline(c, check, true));
+        s.put("list sends", FunctionsSuite::listSends);
+        s.put("no-grad send and pseudoConnect", FunctionsSuite::noGradSendAndPseudoConnect);
+        s.put("allgather", FunctionsSuite::allgather);
+        s.put("alltoall", FunctionsSuite::alltoall);
+        s.put("bcast", FunctionsSuite::bcast);
+        s.put("gather", FunctionsSuite::gather);
+        s.put("scatter", FunctionsSuite::scatter);
+        s.put("allreduce", FunctionsSuite::allreduce);
+        s.put("collective backward order mismatch", FunctionsSuite::orderMismatch);
+        s.put("bad inputs", FunctionsSuite::badInputs);
+        s.put("delegate from another communicator", FunctionsSuite::foreignDelegate);
+        s.put("hooks released", FunctionsSuite::hooksReleased);
+        return s;
+    }
+
+    /** Rank r holds layer r (Linear(10,10) + sigmoid); the loss is the MSE against the input. */
+    private static Tensor layer(Lin l, Tensor x) {
+        return torch.sigmoid(torch.linear(x, l.w, l.b));
+    }
+
+    /**
+     * 0 -> 1 -> ... -> N-1. Pipeline: the last rank computes the loss. Ring: the last rank sends
+     * back to rank 0, which receives into its own graph through its send's delegate.
+     */
+    private static void pipeline(Communicator c, Check check, boolean ring) {
+        int n = c.size();
+        int r = c.rank();
+        Tensor x0 = det(1, 4, D);
+        List<Lin> ref = new ArrayList<>();
+        Tensor h = x0;
+        for (int i = 0; i < n; i++) {
+            ref.add(new Lin(100 + i, D, D, false));
+            h = layer(ref.get(i), h);
+        }
+        Tensor refLoss = torch.mse_loss(h, x0);
+        refLoss.backward();
+        Lin mine = new Lin(100 + r, D, D, false);
+        int lossRank = ring ? 0 : n - 1;
+        for (int it = 0; it < 3; it++) {
+            mine.zeroGrad();
+            Tensor loss = null;
+            if (n == 1) {
+                loss = torch.mse_loss(layer(mine, x0), x0);
+                loss.backward();
+            } else if (r == 0) {
+                Tensor phi = Functions.send(layer(mine, x0), c, 1, 0);
+                if (ring) {
+                    Tensor z = Functions.recv(c, n - 1, 0, phi);
+                    loss = torch.mse_loss(z, x0);
+                    loss.backward();
+                } else {
+                    check.isTrue("delegate is 0-dim zero", phi.dim() == 0 && phi.item_double() == 0
+                            && phi.requires_grad(), "delegate " + phi);
+                    phi.backward();
+                }
+            } else {
+                Tensor z = Functions.recv(c, r - 1, 0);
+                Tensor y = layer(mine, z);
+                if (r == n - 1 && !ring) {
+                    loss = torch.mse_loss(y, x0);
+                    loss.backward();
+                } else {
+                    Functions.send(y, c, (r + 1) % n, 0).backward();
+                }
+            }
+            if (r == lossRank) {
+                check.close("loss it " + it, refLoss.item_double(), loss.item_double(), TOL);
+            }
+            check.tensorsClose("dW it " + it, ref.get(r).w.grad(), mine.w.grad(), TOL);
+            check.tensorsClose("db it " + it, ref.get(r).b.grad(), mine.b.grad(), TOL);
+        }
+        Functions.flush(c);
+    }
+
+    /**
+     * A list [a, b, c, labels] travels 0 -> 1 -> ... -> N-1; every rank transforms a, b and c and
+     * adds 1 to the labels. The last rank's loss uses a and b but not c, whose gradient must come
+     * back as zero.
+     */
+    private static void listSends(Communicator c, Check check) {
+        int n = c.size();
+        int r = c.rank();
+        Tensor x0 = det(2, 3, D);
+        Tensor labels = torch.arange(new Scalar(3));
+        // Reference: the whole chain in one process.
+        List<Lin[]> ref = new ArrayList<>();
+        Tensor a = null;
+        Tensor b = null;
+        for (int i = 0; i < n; i++) {
+            Lin[] l = {new Lin(200 + 3 * i, D, D, false), new Lin(201 + 3 * i, D, D, false),
+                new Lin(202 + 3 * i, D, D, false)};
+            ref.add(l);
+            if (i == 0) {
+                a = layer(l[0], x0);
+                b = layer(l[1], x0);
+            } else {
+                Tensor a2 = layer(l[0], a);
+                b = layer(l[1], b).add(a2.mul(new Scalar(0.5)));
+                a = a2;
+            }
+        }
+        Tensor refLoss = torch.mse_loss(a, x0).add(torch.mse_loss(b, x0).mul(new Scalar(0.5)));
+        refLoss.backward();
+        Lin[] mine = {new Lin(200 + 3 * r, D, D, false), new Lin(201 + 3 * r, D, D, false),
+            new Lin(202 + 3 * r, D, D, false)};
+        List<Tensor> out;
+        if (r == 0) {
+            out = List.of(layer(mine[0], x0), layer(mine[1], x0), layer(mine[2], x0), labels);
+        } else {
+            List<Tensor> in = Functions.recvAll(c, r - 1, 3);
+            check.equal("received list length", 4, in.size());
+            check.tensorsClose("labels arrived", labels.add(new Scalar(r - 1)), in.get(3), 0);
+            check.isTrue("labels carry no gradient", !in.get(3).requires_grad(), "labels require grad");
+            Tensor a2 = layer(mine[0], in.get(0));
+            out = List.of(a2, layer(mine[1], in.get(1)).add(a2.mul(new Scalar(0.5))), layer(mine[2], in.get(2)),
+                    in.get(3).add(new Scalar(1)));
+        }
+        if (r == n - 1) {
+            Tensor loss = torch.mse_loss(out.get(0), x0).add(torch.mse_loss(out.get(1), x0).mul(new Scalar(0.5)));
+            loss.backward();
+            check.close("loss", refLoss.item_double(), loss.item_double(), TOL);
+        } else {
+            Functions.sendAll(out, c, r + 1, 3).backward();
+        }
+        for (int k = 0; k < 3; k++) {
+            check.tensorsClose("dW" + k, grad(ref.get(r)[k].w), grad(mine[k].w), TOL);
+            check.tensorsClose("db" + k, grad(ref.get(r)[k].b), grad(mine[k].b), TOL);
+        }
+        check.isTrue("unused element c has zero gradient", grad(mine[2].w).abs().max().item_double() == 0,
+                "layer c got a gradient");
+        Functions.flush(c);
+    }
+
+    /**
+     * ChainerMN's pseudo_connect example: rank 0 sends the input itself (no grad) and a hidden
+     * value, and returns pseudoConnect(phi1, phi2); rank 1 uses both.
+     */
+    private static void noGradSendAndPseudoConnect(Communicator c, Check check) {
+        int r = c.rank();
+        Tensor x0 = det(3, 2, D);
+        Lin ref0 = new Lin(300, D, D, false);
+        Lin ref1 = new Lin(301, D, D, false);
+        Tensor refLoss = torch.mse_loss(layer(ref1, layer(ref0, x0)).add(x0.mul(new Scalar(0.5))), x0);
+        refLoss.backward();
+        if (c.size() == 1) {
+            check.isTrue("needs two ranks", true, "");
+            return;
+        }
+        if (r == 0) {
+            Lin mine = new Lin(300, D, D, false);
+            Tensor phi1 = Functions.send(x0, c, 1, 4);
+            Tensor phi2 = Functions.send(layer(mine, x0), c, 1, 5);
+            Tensor psi = Functions.pseudoConnect(phi1, phi2);
+            check.isTrue("psi is 0-dim zero", psi.dim() == 0 && psi.item_double() == 0, "psi " + psi);
+            psi.backward();
+            check.tensorsClose("dW rank 0", ref0.w.grad(), mine.w.grad(), TOL);
+            check.tensorsClose("db rank 0", ref0.b.grad(), mine.b.grad(), TOL);
+            check.isTrue("input got no gradient", !x0.grad().defined(), "x0 has a gradient");
+        } else if (r == 1) {
+            Lin mine = new Lin(301, D, D, false);
+            Tensor z1 = Functions.recv(c, 0, 4);
+            Tensor z2 = Functions.recv(c, 0, 5);
+            check.tensorsClose("no-grad tensor arrived", x0, z1, 0);
+            Tensor loss = torch.mse_loss(layer(mine, z2).add(z1.mul(new Scalar(0.5))), x0);
+            loss.backward();
+            check.close("loss", refLoss.item_double(), loss.item_double(), TOL);
+            check.tensorsClose("dW rank 1", ref1.w.grad(), mine.w.grad(), TOL);
+            check.tensorsClose("db rank 1", ref1.b.grad(), mine.b.grad(), TOL);
+        } else {
+            check.isTrue("idle rank", true, "");
+        }
+        Functions.flush(c);
+    }
+
+    /** Coefficient of the loss of rank k on the output block j. */
+    private static Tensor coef(int base, int k, int j, long... shape) {
+        return det(base + 17L * k + j, shape);
+    }
+
+    /**
+     * x_r has shape (r+1, 3). Rank k's loss is sum_j <C_kj, y_j> over every block but
+     * (k+1) mod N (unused, so zero gradient). Expected: dL/dx_r = sum_k [r != (k+1) mod N] C_kr.
+     */
+    private static void allgather(Communicator c, Check check) {
+        int n = c.size();
+        int r = c.rank();
+        Tensor x = det(10 + r, r + 1, 3).requires_grad_(true);
+        List<Tensor> ys = Functions.allgather(c, x);
+        check.equal("outputs", n, ys.size());
+        Tensor loss = torch.zeros(new long[0], Fx.F64);
+        for (int j = 0; j < n; j++) {
+            check.tensorsClose("value from " + j, det(10 + j, j + 1, 3), ys.get(j), 0);
+            if (n == 1 || j != (r + 1) % n) {
+                loss = loss.add(ys.get(j).mul(coef(1000, r, j, j + 1, 3)).sum());
+            }
+        }
+        loss.backward();
+        Tensor expected = torch.zeros(new long[] {r + 1, 3}, Fx.F64);
+        for (int k = 0; k < n; k++) {
+            if (n == 1 || r != (k + 1) % n) {
+                expected = expected.add(coef(1000, k, r, r + 1, 3));
+            }
+        }
+        check.tensorsClose("gradient = reduce-scatter (sum)", expected, x.grad(), 1e-12);
+    }
+
+    /** x_rj (shape (j+1, 2)) goes to rank j; rank j's loss is sum_k <C_jk, y_k>; dL/dx_rj = C_jr. */
+    private static void alltoall(Communicator c, Check check) {
+        int n = c.size();
+        int r = c.rank();
+        List<Tensor> xs = new ArrayList<>();
+        for (int j = 0; j < n; j++) {
+            xs.add(det(2000 + 10L * r + j, j + 1, 2).requires_grad_(true));
+        }
+        List<Tensor> ys = Functions.alltoall(c, xs);
+        Tensor loss = torch.zeros(new long[0], Fx.F64);
+        for (int k = 0; k < n; k++) {
+            check.tensorsClose("value from " + k, det(2000 + 10L * k + r, r + 1, 2), ys.get(k), 0);
+            loss = loss.add(ys.get(k).mul(coef(3000, r, k, r + 1, 2)).sum());
+        }
+        loss.backward();
+        for (int j = 0; j < n; j++) {
+            check.tensorsClose("gradient of the part for " + j, coef(3000, j, r, j + 1, 2), xs.get(j).grad(), 1e-12);
+        }
+    }
+
+    /**
+     * Root N-1 broadcasts x; rank k's loss is <C_k, y>; dL/dx = sum_k C_k. Non-root ranks pass a
+     * 0-dim leaf as delegate, which must get a zero gradient.
+     */
+    private static void bcast(Communicator c, Check check) {
+        int n = c.size();
+        int r = c.rank();
+        int root = n - 1;
+        Tensor x = det(4000, 2, 3).requires_grad_(true);
+        Tensor delegate = torch.zeros(new long[0], Fx.F64).requires_grad_(true);
+        Tensor y = Functions.bcast(c, r == root ? x : delegate, root);
+        check.tensorsClose("value", x.detach(), y, 0);
+        y.mul(coef(4100, r, 0, 2, 3)).sum().backward();
+        if (r == root) {
+            Tensor expected = torch.zeros(new long[] {2, 3}, Fx.F64);
+            for (int k = 0; k < n; k++) {
+                expected = expected.add(coef(4100, k, 0, 2, 3));
+            }
+            check.tensorsClose("root gradient = gather and sum", expected, x.grad(), 1e-12);
+        } else {
+            check.isTrue("delegate got a zero gradient", delegate.grad().defined() && delegate.grad().item_double() == 0,
+                    "delegate gradient " + delegate.grad());
+        }
+    }
+
+    /** Gather at root 0; the root's loss is sum_j <C_j, y_j>; others backprop their delegate. */
+    private static void gather(Communicator c, Check check) {
+        int n = c.size();
+        int r = c.rank();
+        Tensor x = det(5000 + r, r + 1, 2).requires_grad_(true);
+        List<Tensor> ys = Functions.gather(c, x, 0);
+        if (r == 0) {
+            check.equal("outputs at root", n, ys.size());
+            Tensor loss = torch.zeros(new long[0], Fx.F64);
+            for (int j = 0; j < n; j++) {
+                check.tensorsClose("value from " + j, det(5000 + j, j + 1, 2), ys.get(j), 0);
+                loss = loss.add(ys.get(j).mul(coef(5100, 0, j, j + 1, 2)).sum());
+            }
+            loss.backward();
+        } else {
+            check.isTrue("non-root gets one 0-dim delegate", ys.size() == 1 && ys.get(0).dim() == 0,
+                    "got " + ys.size() + " tensors");
+            ys.get(0).backward();
+        }
+        check.tensorsClose("gradient = scatter", coef(5100, 0, r, r + 1, 2), x.grad(), 1e-12);
+    }
+
+    /** Root N/2 scatters x_j (shape (j+2, 2)); rank j's loss is <C_j, y>; dL/dx_j = C_j. */
+    private static void scatter(Communicator c, Check check) {
+        int n = c.size();
+        int r = c.rank();
+        int root = n / 2;
+        List<Tensor> xs = new ArrayList<>();
+        for (int j = 0; j < n; j++) {
+            xs.add(det(6000 + j, j + 2, 2).requires_grad_(true));
+        }
+        Tensor y = Functions.scatter(c, r == root ? xs : null, root);
+        check.tensorsClose("value", xs.get(r).detach(), y, 0);
+        y.mul(coef(6100, r, 0, r + 2, 2)).sum().backward();
+        if (r == root) {
+            for (int j = 0; j < n; j++) {
+                check.tensorsClose("gradient of part " + j + " = gather", coef(6100, j, 0, j + 2, 2), xs.get(j).grad(),
+                        1e-12);
+            }
+        }
+    }
+
+    /** Sum and mean: y = sum_k x_k (or mean); rank k's loss <C_k, y>; dL/dx_r = sum_k C_k (/N). */
+    private static void allreduce(Communicator c, Check check) {
+        int n = c.size();
+        int r = c.rank();
+        for (ReduceOp op : new ReduceOp[] {ReduceOp.SUM, ReduceOp.MEAN}) {
+            Tensor x = det(7000 + r, 3, 2).requires_grad_(true);
+            Tensor y = Functions.allreduce(c, x, op);
+            Tensor value = torch.zeros(new long[] {3, 2}, Fx.F64);
+            Tensor expected = torch.zeros(new long[] {3, 2}, Fx.F64);
+            for (int k = 0; k < n; k++) {
+                value = value.add(det(7000 + k, 3, 2));
+                expected = expected.add(coef(7100, k, 0, 3, 2));
+            }
+            if (op == ReduceOp.MEAN) {
+                value = value.div(new Scalar((double) n));
+                expected = expected.div(new Scalar((double) n));
+            }
+            check.tensorsClose(op + " value", value, y, 1e-12);
+            y.mul(coef(7100, r, 0, 3, 2)).sum().backward();
+            check.tensorsClose(op + " gradient", expected, x.grad(), 1e-12);
+        }
+    }
+
+    /**
+     * Two allreduces backpropagated in opposite orders on rank 0 and the others: every rank must
+     * get the same clear error, and none may hang.
+     */
+    private static void orderMismatch(Communicator c, Check check) {
+        int r = c.rank();
+        Tensor a = det(8000 + r, 4).requires_grad_(true);
+        Tensor b = det(8100 + r, 4).requires_grad_(true);
+        Tensor y1 = Functions.allreduce(c, a, ReduceOp.SUM);
+        Tensor y2 = Functions.allreduce(c, b, ReduceOp.SUM);
+        if (c.size() == 1) {
+            y2.sum().backward();
+            y1.sum().backward();
+            check.tensorsClose("one rank: gradient", torch.ones(new long[] {4}, Fx.F64), a.grad(), 0);
+            return;
+        }
+        Tensor first = r == 0 ? y1 : y2;
+        Tensor second = r == 0 ? y2 : y1;
+        check.throwsWith("first backward", () -> first.sum().backward(), "different collectives", "same order");
+        check.throwsWith("second backward", () -> second.sum().backward(), "different collectives");
+    }
+
+    private static void badInputs(Communicator c, Check check) {
+        int n = c.size();
+        int r = c.rank();
+        Tensor x = det(9000, 3).requires_grad_(true);
+        check.throwsWith("send to oneself", () -> Functions.send(x, c, r, 0), "must be another rank");
+        check.throwsWith("recv from oneself", () -> Functions.recv(c, r, 0, null), "must be another rank");
+        check.throwsWith("peer out of range", () -> Functions.send(x, c, n, 0), "outside [0, " + n + ")");
+        check.throwsWith("tag out of range", () -> Functions.send(x, c, (r + 1) % n, 1 << 20), "reserved");
+        check.throwsWith("allreduce MAX", () -> Functions.allreduce(c, x, ReduceOp.MAX), "only SUM and MEAN");
+        check.throwsWith("pseudoConnect of integers", () -> Functions.pseudoConnect(x.sum(),
+                torch.arange(new Scalar(3))), "floating point");
+        check.throwsWith("null list", () -> Functions.sendAll(null, c, (r + 1) % n, 0), "null");
+        check.throwsWith("chain list rank out of range", () -> new MultiNodeChainList(c)
+                .add("f", null, MultiNodeChainList.Component.of(t -> t), null, new int[] {n}), "outside");
+        // Wrong list lengths in collectives are reported on every rank, whoever made the mistake.
+        List<Tensor> parts = new ArrayList<>();
+        for (int j = 0; j < n + (r == 0 ? 1 : 0); j++) {
+            parts.add(det(j, 2));
+        }
+        check.throwsWith("alltoall with a wrong list length", () -> Functions.alltoall(c, parts),
+                "one tensor per rank");
+        check.throwsWith("scatter with a wrong list length", () -> Functions.scatter(c,
+                r == 0 ? List.of(det(1, 2)).subList(0, 0) : null, 0), "one tensor per rank");
+        if (n >= 2) {
+            // A plain send received as a list.
+            if (r == 0) {
+                Functions.send(det(3, 2), c, 1, 9);
+            } else if (r == 1) {
+                check.throwsWith("recvAll of a plain send", () -> Functions.recvAll(c, 0, 9), "sent with send()");
+            }
+        }
+        Functions.flush(c);
+        c.barrier();
+    }
+
+    /** recv with a delegate from a send on another communicator is refused before communicating. */
+    private static void foreignDelegate(Communicator c, Check check) {
+        int r = c.rank();
+        Communicator other = c.split(0, r);
+        try {
+            if (c.size() == 1) {
+                check.isTrue("needs two ranks", true, "");
+                return;
+            }
+            if (r == 0) {
+                Tensor phi = Functions.send(det(5, 3).requires_grad_(true), other, 1, 7);
+                check.throwsWith("recv with a foreign delegate", () -> Functions.recv(c, 1, 7, phi),
+                        "different communicator");
+                phi.backward();
+            } else if (r == 1) {
+                Functions.recv(other, 0, 7).sum().backward();
+                check.isTrue("peer completed", true, "");
+            } else {
+                check.isTrue("idle rank", true, "");
+            }
+            Functions.flush(other);
+        } finally {
+            other.barrier();
+            other.close();
+        }
+    }
+
+    /** After many iterations inside PointerScopes, no function's hooks are left behind. */
+    private static void hooksReleased(Communicator c, Check check) {
+        int n = c.size();
+        int r = c.rank();
+        int before = CustomFunction.liveFunctions();
+        for (int it = 0; it < 20; it++) {
+            try (PointerScope scope = new PointerScope()) {
+                Tensor x = det(it, 5).requires_grad_(true);
+                List<Tensor> ys = Functions.allgather(c, x);
+                Tensor loss = ys.get((r + 1) % n).sum();
+                if (n > 1) {
+                    Tensor phi = Functions.send(x.mul(new Scalar(2.0)), c, (r + 1) % n, 11);
+                    Tensor z = Functions.recv(c, (r + n - 1) % n, 11, phi);
+                    loss = loss.add(z.sum());
+                }
+                loss.backward();
+            }
+        }
+        Functions.flush(c);
+        int after = CustomFunction.liveFunctions();
+        // Graphs of earlier scenarios may die meanwhile (garbage collection), never more may live.
+        check.isTrue("no function of the loop is still alive", after <= before,
+                after + " functions alive after the scopes closed, " + before + " before");
+        check.equal("sends in flight", 0, Functions.pendingSends(c));
+    }
+}
