@@ -18,6 +18,11 @@ final class Agreement {
      * {@link DatasetException} listing them all, by rank.
      */
     static void noProblems(Communicator comm, String op, String problem) {
+        noProblems(comm, op, problem, null);
+    }
+
+    /** {@link #noProblems(Communicator, String, String)}; this rank's exception keeps {@code cause}. */
+    static void noProblems(Communicator comm, String op, String problem, Throwable cause) {
         List<String> all = comm.allgatherObj(problem == null ? "" : problem);
         List<String> bad = new ArrayList<>();
         for (int r = 0; r < all.size(); r++) {
@@ -27,7 +32,7 @@ final class Agreement {
         }
         if (!bad.isEmpty()) {
             throw new DatasetException(op + " failed on " + (bad.size() == 1 ? "one rank" : bad.size() + " ranks")
-                    + " (of " + all.size() + "): " + String.join("; ", bad));
+                    + " (of " + all.size() + "): " + String.join("; ", bad), cause);
         }
     }
 

@@ -69,15 +69,15 @@ public final class Datasets {
     public static <D> D loadOnRank(Communicator comm, int rank, Supplier<D> loader) {
         checkRoot(comm, rank);
         D data = null;
-        String problem = null;
+        RuntimeException failure = null;
         if (comm.rank() == rank) {
             try {
                 data = loader.get();
             } catch (RuntimeException e) {
-                problem = e.getMessage() == null ? e.toString() : e.getMessage();
+                failure = e;
             }
         }
-        Agreement.noProblems(comm, "loading the data set", problem);
+        Agreement.noProblems(comm, "loading the data set", describe(failure), failure);
         return data;
     }
 
@@ -87,13 +87,13 @@ public final class Datasets {
      */
     public static <D> D loadEverywhere(Communicator comm, Supplier<D> loader) {
         D data = null;
-        String problem = null;
+        RuntimeException failure = null;
         try {
             data = loader.get();
         } catch (RuntimeException e) {
-            problem = e.getMessage() == null ? e.toString() : e.getMessage();
+            failure = e;
         }
-        Agreement.noProblems(comm, "loading the data set", problem);
+        Agreement.noProblems(comm, "loading the data set", describe(failure), failure);
         return data;
     }
 
@@ -201,6 +201,15 @@ public final class Datasets {
         Agreement.sameValue(comm, "scatterIndex", "the number of examples", n);
         Agreement.sameValue(comm, "scatterIndex", "forceEqualLength (1 = true)", forceEqualLength ? 1 : 0);
         return partitionBounds(n, comm.size(), forceEqualLength)[comm.rank()].clone();
+    }
+
+    /** The message of a failure, with its type when that says more than the message. */
+    private static String describe(RuntimeException e) {
+        if (e == null) {
+            return null;
+        }
+        return e instanceof DatasetException || e instanceof IllegalArgumentException
+                ? String.valueOf(e.getMessage()) : e.toString();
     }
 
     private static void checkRoot(Communicator comm, int root) {

@@ -46,9 +46,15 @@ public final class FashionMnist {
      */
     public static TensorDataset load(Path dir, boolean train) {
         TensorDataset raw = loadRaw(dir, train);
-        Tensor images = raw.field(0).reshape(new long[] {raw.size(), PIXELS}).to(torch.ScalarType.Float)
-                .div_(new Scalar(255.0));
+        Tensor bytes = raw.field(0);
+        Tensor flat = bytes.reshape(new long[] {raw.size(), PIXELS});
+        Tensor images = flat.to(torch.ScalarType.Float);
+        images.div_(new Scalar(255.0));
         Tensor labels = raw.field(1).to(torch.ScalarType.Long);
+        // the uint8 copies are garbage now: free them at once rather than at some later GC
+        flat.close();
+        bytes.close();
+        raw.field(1).close();
         return new TensorDataset(images, labels);
     }
 

