@@ -3,18 +3,21 @@
 # run, on the same sizes, rank counts and method (see bench/c/commbench.c and
 # examples/.../bench/CommBenchmark.java).
 #
-#   scripts/bench-comm.sh [--quick] [--no-build] [--stat median|min] [--repeats R]
+#   scripts/bench-comm.sh [--quick] [--no-build] [--stat min|median] [--repeats R] [--rounds K]
 #
-#   --quick      a few sizes and fewer iterations (checks that everything works, ~1 min)
+#   --quick      a few sizes, fewer iterations, one round (checks that everything works)
 #   --no-build   use the existing build (examples/target/classes etc.) instead of running Maven
 #   --stat       statistic over the timed repeats: min (default; load from other processes only
 #                ever adds time, so the fastest repeat is the best estimate of the operation's
 #                own cost) or median
 #   --repeats    timed repeats per size (default 21)
+#   --rounds     run the whole C/Java alternation K times (default 2) and keep, per row, the
+#                fastest round: the load of a shared machine drifts between launches
 #
 # Runs, for 2 ranks (one per core) ping-pong and the collectives, for 4 ranks (oversubscribed,
 # yielding) the collectives; C and Java alternate per operation so that both see similar load.
-# Writes bench-results/comm-raw.csv (impl,op,ranks,bytes,seconds_per_op,bandwidth),
+# Writes bench-results/comm-raw.csv (impl,op,ranks,bytes,seconds_per_op,bandwidth; one line per
+# round),
 # bench-results/comm.csv (joined, with Java/C ratios) and bench-results/comm-load.txt (uptime
 # before and after every launch), and prints the table.
 # Environment: MN4J_JAVA_FLAGS (default -XX:+UseSerialGC), MN4J_MPIRUN_FLAGS (extra mpirun flags),
@@ -23,17 +26,19 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-quick=() build=1 stat=min repeats=21
+quick=() build=1 stat=min repeats=21 rounds=
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=(--quick); shift ;;
     --no-build) build=0; shift ;;
     --stat) stat=$2; shift 2 ;;
     --repeats) repeats=$2; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-comm: unknown argument $1 (try --help)" >&2; exit 2 ;;
   esac
 done
+[ -n "$rounds" ] || { [ ${#quick[@]} -gt 0 ] && rounds=1 || rounds=2; }
 case "$stat" in median|min) ;; *) echo "bench-comm: --stat must be median or min" >&2; exit 2 ;; esac
 
 for tool in mvn mpicc mpirun java; do
@@ -99,12 +104,15 @@ run() { # run NP IMPL OPS
   echo "after  $impl np=$np $ops: $(uptime)" >> "$load"
 }
 
-run 2 c pingpong
-run 2 java pingpong,pingpong_into,pingpong_mpijava
-for np in 2 4; do
-  for op in allgather alltoall allreduce; do
-    run "$np" c "$op"
-    run "$np" java "$op"
+for ((round = 1; round <= rounds; round++)); do
+  echo "== round $round of $rounds" | tee -a "$load"
+  run 2 c pingpong
+  run 2 java pingpong,pingpong_into,pingpong_mpijava
+  for np in 2 4; do
+    for op in allgather alltoall allreduce; do
+      run "$np" c "$op"
+      run "$np" java "$op"
+    done
   done
 done
 
@@ -115,7 +123,8 @@ done
 awk -F, -v csv="$out/comm.csv" '
   function human(b) { return b >= 1048576 ? sprintf("%g MiB", b / 1048576) : b >= 1024 ? sprintf("%g KiB", b / 1024) : b " B" }
   NR == 1 { next }
-  { key = $2 "," $3 "," $4; sec[$1 "," key] = $5; bw[$1 "," key] = $6
+  { key = $2 "," $3 "," $4; k1 = $1 "," key   # best round per row
+    if (!(k1 in sec) || $5 + 0 < sec[k1] + 0) { sec[k1] = $5; bw[k1] = $6 }
     if ($1 == "java" && !(key in seen)) { seen[key] = 1; order[n++] = key } }
   END {
     print "op,ranks,bytes,c_seconds_per_op,java_seconds_per_op,c_bandwidth,java_bandwidth,java_over_c_bandwidth" > csv
@@ -137,7 +146,8 @@ awk -F, -v csv="$out/comm.csv" '
 
 echo
 [ ${#quick[@]} -gt 0 ] && [ "$repeats" -gt 3 ] && repeats=3
-echo "Time per op is the $stat of $repeats timed repeats (collectives: slowest rank); bandwidth = per-rank bytes / time."
+echo "Time per op is the $stat of $repeats timed repeats (collectives: slowest rank), best of $rounds round(s);"
+echo "bandwidth = per-rank bytes / time."
 echo "Java allgather/alltoall/allreduce/recv allocate their result tensors inside the op (part of the cost)."
 echo "Results: $out/comm.csv (joined), $raw (raw), load log: $load"
 echo "Load now: $(uptime)"
