@@ -1,0 +1,396 @@
+package io.mn4j.examples.bench;
+
+import io.mn4j.communicator.Communicator;
+import io.mn4j.communicator.ReduceOp;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.lang.ref.Reference;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import mpi.Intracomm;
+import mpi.MPI;
+import mpi.MPIException;
+import org.bytedeco.javacpp.BytePointer;
+import org.bytedeco.javacpp.FloatPointer;
+import org.bytedeco.javacpp.Loader;
+import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.Scalar;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorOptions;
+import org.bytedeco.pytorch.global.torch;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * The Java side of mn4j's communication benchmark: the {@link Communicator} on float32 LibTorch
+ * tensors, measured exactly as {@code bench/c/commbench.c} measures plain MPI in C (same sizes,
+ * iteration counts, timing and statistic), so that the two give Java/C ratios.
+ *
+ * <p>Operations ({@code bytes} is the per-rank buffer size; bandwidth = bytes / seconds):
+ * <ul>
+ *   <li>{@code pingpong}: blocking {@code send} / {@code recv} between ranks 0 and 1; one-way time
+ *       is half the round trip. {@code recv} returns a new tensor each time, so the allocation of
+ *       the received tensor is part of the cost (as it is for a user of {@code recv}).</li>
+ *   <li>{@code pingpong_into}: the same with {@code recvInto} a preallocated tensor (no
+ *       allocation); not in the issue's list, measured to separate allocation from transport.</li>
+ *   <li>{@code pingpong_mpijava}: the same with Open MPI's Java bindings directly (blocking
+ *       {@code send}/{@code recv} of a direct {@link ByteBuffer} over a preallocated tensor, no
+ *       header); the floor that the Communicator's own overhead adds to.</li>
+ *   <li>{@code allgather}: each rank contributes {@code bytes}; the result is a new buffer.</li>
+ *   <li>{@code alltoall}: each rank sends {@code bytes} in total, {@code bytes/P} to each rank;
+ *       the results are new tensors.</li>
+ *   <li>{@code allreduce}: {@code allreduce(SUM)} of {@code bytes} of float32; the result is a new
+ *       tensor (the input is never modified).</li>
+ * </ul>
+ * Inputs are allocated and filled outside the timed loops. Each operation runs inside a
+ * {@link PointerScope}, so results and temporaries are freed right after it (inside the timed
+ * loop, as a program that does not leak would do). Method: per op, a global warm-up at the
+ * smallest size; then per size: barrier, warm-up operations, then {@code repeats} times {barrier;
+ * time {@code iters} operations; per-op time = elapsed / iters, for collectives the maximum over
+ * ranks}, with iters = clamp(16 MiB / bytes, 2, 100) so that repeats are short and some escape
+ * interference from other processes; the reported figure is the minimum (default) or the median
+ * of the repeats. The first warm-up result of each size is checked for
+ * correct values, so a broken transport cannot produce a fast number.
+ *
+ * <p>Output: CSV lines {@code impl,op,ranks,bytes,seconds_per_op,bandwidth} (impl {@code java},
+ * bandwidth in bytes/s) from rank 0, on stdout or appended to {@code --out}.
+ */
+@Command(name = "CommBenchmark", mixinStandardHelpOptions = true,
+        description = "Benchmarks mn4j's Communicator (ping-pong, allgather, alltoall, allreduce); "
+                + "run under mpirun, compare with bench/c/commbench.c (scripts/bench-comm.sh does both).")
+public final class CommBenchmark implements Callable<Integer> {
+    // Keep these in step with commbench.c.
+    static final long PP_MIN = 8;
+    static final long PP_MAX = 64L << 20;
+    static final long COLL_MIN = 64L << 10;
+    static final long COLL_MAX = 16L << 20;
+    static final long BYTES_PER_REPEAT = 16L << 20;
+    static final long MIN_ITERS = 2;
+    static final long MAX_ITERS = 100;
+    /** Untimed operations before the first size, so that the JIT has compiled the hot paths. */
+    static final long PP_GLOBAL_WARMUP = 5000;
+    static final long COLL_GLOBAL_WARMUP = 1000;
+
+    /** Which statistic of the repeats is reported. */
+    enum Stat { median, min }
+
+    @Option(names = "--ops", split = ",", defaultValue = "pingpong,pingpong_into,allgather,alltoall,allreduce",
+            description = "Operations to run (default: ${DEFAULT-VALUE}).")
+    List<String> ops;
+
+    @Option(names = "--quick", description = "A few sizes and fewer iterations, to check that it works.")
+    boolean quick;
+
+    @Option(names = "--stat", defaultValue = "min", description = "min or median of the repeats (default: ${DEFAULT-VALUE}).")
+    Stat stat;
+
+    @Option(names = "--repeats", defaultValue = "21", description = "Timed repeats per size (default: ${DEFAULT-VALUE}).")
+    int repeats;
+
+    @Option(names = "--out", description = "Append CSV lines to this file instead of printing them.")
+    Path out;
+
+    @Option(names = "--load-only", description = "Only load LibTorch's native libraries and exit "
+            + "(run once before mpirun so that ranks do not unpack JavaCPP's cache concurrently).")
+    boolean loadOnly;
+
+    private Communicator comm;
+    private PrintStream sink;
+
+    /** Entry point; see the class documentation and {@code --help}. */
+    public static void main(String[] args) {
+        CommBenchmark bench = new CommBenchmark();
+        CommandLine cl = new CommandLine(bench);
+        int code;
+        try {
+            cl.parseArgs(args);
+            if (cl.isUsageHelpRequested()) {
+                cl.usage(System.out);
+                return;
+            }
+            if (cl.isVersionHelpRequested()) {
+                cl.printVersionHelp(System.out);
+                return;
+            }
+            code = bench.call();
+        } catch (CommandLine.ParameterException e) {
+            System.err.println(e.getMessage());
+            cl.usage(System.err);
+            code = 2;
+        }
+        System.exit(code);
+    }
+
+    @Override
+    public Integer call() {
+        if (loadOnly) {
+            Loader.load(torch.class);
+            System.out.println("LibTorch native libraries loaded");
+            return 0;
+        }
+        if (quick) {
+            repeats = Math.min(repeats, 3);
+        }
+        Communicator.run(world -> {
+            comm = world;
+            sink = openSink();
+            try {
+                for (String op : ops) {
+                    switch (op) {
+                        case "pingpong", "pingpong_into", "pingpong_mpijava" -> {
+                            if (comm.size() < 2) {
+                                if (comm.rank() == 0) {
+                                    System.err.println("CommBenchmark: " + op + " needs 2 ranks, skipped");
+                                }
+                            } else {
+                                if (op.equals("pingpong_mpijava")) {
+                                    pingpongMpiJava();
+                                } else {
+                                    pingpong(op.equals("pingpong_into"));
+                                }
+                            }
+                        }
+                        case "allgather", "alltoall", "allreduce" -> collective(op);
+                        default -> throw new IllegalArgumentException("unknown op " + op
+                                + " (pingpong, pingpong_into, pingpong_mpijava, allgather, alltoall, allreduce)");
+                    }
+                }
+            } finally {
+                if (sink != null && sink != System.out) {
+                    sink.close();
+                }
+            }
+        });
+        return 0;
+    }
+
+    private PrintStream openSink() throws IOException {
+        if (comm.rank() != 0) {
+            return null;
+        }
+        if (out == null) {
+            return System.out;
+        }
+        return new PrintStream(Files.newOutputStream(out, StandardOpenOption.CREATE, StandardOpenOption.APPEND),
+                true, StandardCharsets.UTF_8);
+    }
+
+    long itersFor(long bytes) {
+        long n = Math.max(MIN_ITERS, Math.min(MAX_ITERS, BYTES_PER_REPEAT / bytes));
+        return quick ? Math.max(2, n / 8) : n;
+    }
+
+    static long warmupFor(long iters) {
+        return Math.max(2, iters / 4);
+    }
+
+    double summarize(double[] t) {
+        double[] s = t.clone();
+        Arrays.sort(s);
+        if (stat == Stat.min) {
+            return s[0];
+        }
+        int n = s.length;
+        return n % 2 == 1 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+    }
+
+    private void emit(String op, long bytes, double seconds) {
+        if (comm.rank() == 0) {
+            sink.printf(Locale.ROOT, "java,%s,%d,%d,%.9e,%.6e%n", op, comm.size(), bytes, seconds, bytes / seconds);
+            sink.flush();
+        }
+    }
+
+    /** A float32 vector of {@code bytes} bytes, every element {@code value} (every page touched). */
+    private static Tensor filled(long bytes, float value) {
+        Tensor t = torch.empty(new long[] {bytes / Float.BYTES}, new TensorOptions(torch.ScalarType.Float), null);
+        t.fill_(new Scalar(value));
+        return t;
+    }
+
+    private static float first(Tensor t) {
+        return new FloatPointer(t.data_ptr()).get(0);
+    }
+
+    private static float last(Tensor t) {
+        return new FloatPointer(t.data_ptr()).get(t.numel() - 1);
+    }
+
+    private static void expect(String what, Tensor t, float value) {
+        float a = first(t);
+        float b = last(t);
+        if (a != value || b != value) {
+            throw new IllegalStateException("CommBenchmark: wrong result of " + what + ": expected "
+                    + value + ", got first " + a + ", last " + b);
+        }
+    }
+
+    private boolean pingpongSize(long bytes) {
+        return !quick || bytes == 8 || bytes == 1024 || bytes == 1L << 20 || bytes == 8L << 20;
+    }
+
+    private void pingpong(boolean into) {
+        String op = into ? "pingpong_into" : "pingpong";
+        int rank = comm.rank();
+        double[] t = new double[repeats];
+        long global = quick ? PP_GLOBAL_WARMUP / 10 : PP_GLOBAL_WARMUP;
+        for (long bytes = PP_MIN; bytes <= PP_MAX; bytes *= 2) {
+            if (!pingpongSize(bytes)) {
+                continue;
+            }
+            long iters = itersFor(bytes);
+            Tensor x = filled(bytes, rank + 1);
+            Tensor y = filled(bytes, 0);
+            for (int r = -1; r < repeats; r++) {
+                long n = r < 0 ? warmupFor(iters) + global : iters;
+                global = 0;
+                comm.barrier();
+                long t0 = System.nanoTime();
+                for (long i = 0; i < n; i++) {
+                    try (PointerScope scope = new PointerScope()) {
+                        if (rank == 0) {
+                            comm.send(x, 1, 0);
+                            Tensor back = into ? comm.recvInto(y, 1, 0) : comm.recv(1, 0);
+                            if (r < 0 && i == 0) {
+                                expect(op + " of " + bytes + " B", back, 1f);
+                            }
+                        } else if (rank == 1) {
+                            Tensor got = into ? comm.recvInto(y, 0, 0) : comm.recv(0, 0);
+                            comm.send(got, 0, 0);
+                        }
+                    }
+                }
+                long elapsed = System.nanoTime() - t0;
+                if (r >= 0) {
+                    t[r] = elapsed * 1e-9 / (2.0 * n);
+                }
+            }
+            x.close();
+            y.close();
+            emit(op, bytes, summarize(t));
+        }
+    }
+
+    /** Ping-pong on the raw Java bindings: separates the bindings' cost from the Communicator's. */
+    private void pingpongMpiJava() throws MPIException {
+        int rank = comm.rank();
+        Intracomm world = MPI.COMM_WORLD;
+        double[] t = new double[repeats];
+        long global = quick ? PP_GLOBAL_WARMUP / 10 : PP_GLOBAL_WARMUP;
+        for (long bytes = PP_MIN; bytes <= PP_MAX; bytes *= 2) {
+            if (!pingpongSize(bytes)) {
+                continue;
+            }
+            long iters = itersFor(bytes);
+            Tensor x = filled(bytes, rank + 1);
+            ByteBuffer buf = new BytePointer(x.data_ptr()).capacity(bytes).asByteBuffer()
+                    .order(ByteOrder.nativeOrder());
+            int count = (int) bytes;
+            for (int r = -1; r < repeats; r++) {
+                long n = r < 0 ? warmupFor(iters) + global : iters;
+                global = 0;
+                comm.barrier();
+                long t0 = System.nanoTime();
+                for (long i = 0; i < n; i++) {
+                    if (rank == 0) {
+                        world.send(buf, count, MPI.BYTE, 1, 0);
+                        world.recv(buf, count, MPI.BYTE, 1, 0);
+                    } else if (rank == 1) {
+                        world.recv(buf, count, MPI.BYTE, 0, 0);
+                        world.send(buf, count, MPI.BYTE, 0, 0);
+                    }
+                }
+                long elapsed = System.nanoTime() - t0;
+                if (r >= 0) {
+                    t[r] = elapsed * 1e-9 / (2.0 * n);
+                }
+            }
+            if (rank == 1) {
+                expect("pingpong_mpijava of " + bytes + " B", x, 1f); // rank 0's values came back
+            }
+            Reference.reachabilityFence(buf);
+            x.close();
+            emit("pingpong_mpijava", bytes, summarize(t));
+        }
+    }
+
+    private void collective(String op) {
+        int size = comm.size();
+        int rank = comm.rank();
+        long maxBytes = quick ? 1L << 20 : COLL_MAX;
+        double[] t = new double[repeats];
+        long global = quick ? COLL_GLOBAL_WARMUP / 20 : COLL_GLOBAL_WARMUP;
+        for (long bytes = COLL_MIN; bytes <= maxBytes; bytes *= 2) {
+            if (quick && bytes != COLL_MIN && bytes != maxBytes) {
+                continue;
+            }
+            long iters = itersFor(bytes);
+            Tensor x = filled(bytes, rank + 1);
+            List<Tensor> parts = new ArrayList<>();
+            for (int p = 0; p < size; p++) {
+                parts.add(filled(bytes / size, rank + 1));
+            }
+            for (int r = -1; r < repeats; r++) {
+                long n = r < 0 ? warmupFor(iters) + global : iters;
+                global = 0;
+                comm.barrier();
+                long t0 = System.nanoTime();
+                for (long i = 0; i < n; i++) {
+                    try (PointerScope scope = new PointerScope()) {
+                        switch (op) {
+                            case "allgather" -> {
+                                List<Tensor> all = comm.allgather(x);
+                                if (r < 0 && i == 0) {
+                                    for (int p = 0; p < size; p++) {
+                                        expect(op + " of " + bytes + " B from rank " + p, all.get(p), p + 1);
+                                    }
+                                }
+                            }
+                            case "alltoall" -> {
+                                List<Tensor> got = comm.alltoall(parts);
+                                if (r < 0 && i == 0) {
+                                    for (int p = 0; p < size; p++) {
+                                        expect(op + " of " + bytes + " B from rank " + p, got.get(p), p + 1);
+                                    }
+                                }
+                            }
+                            default -> {
+                                Tensor sum = comm.allreduce(x, ReduceOp.SUM);
+                                if (r < 0 && i == 0) {
+                                    expect(op + " of " + bytes + " B", sum, size * (size + 1) / 2f);
+                                }
+                            }
+                        }
+                    }
+                }
+                double mine = (System.nanoTime() - t0) * 1e-9 / n;
+                if (r >= 0) {
+                    t[r] = slowest(mine);
+                }
+            }
+            x.close();
+            parts.forEach(Tensor::close);
+            emit(op, bytes, summarize(t));
+        }
+    }
+
+    /** The maximum of a value over all ranks (outside the timed region). */
+    private double slowest(double mine) {
+        try (PointerScope scope = new PointerScope()) {
+            Tensor v = torch.empty(new long[] {1}, new TensorOptions(torch.ScalarType.Double), null);
+            v.fill_(new Scalar(mine));
+            Tensor m = comm.allreduce(v, ReduceOp.MAX);
+            return m.item_double();
+        }
+    }
+}

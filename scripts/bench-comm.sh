@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# Communication benchmark: mn4j's Communicator (Java, LibTorch tensors) against plain C MPI, in one
+# run, on the same sizes, rank counts and method (see bench/c/commbench.c and
+# examples/.../bench/CommBenchmark.java).
+#
+#   scripts/bench-comm.sh [--quick] [--no-build] [--stat min|median] [--repeats R] [--rounds K]
+#
+#   --quick      a few sizes, fewer iterations, one round (checks that everything works)
+#   --no-build   use the existing build (examples/target/classes etc.) instead of running Maven
+#   --stat       statistic over the timed repeats: min (default; load from other processes only
+#                ever adds time, so the fastest repeat is the best estimate of the operation's
+#                own cost) or median
+#   --repeats    timed repeats per size (default 21)
+#   --rounds     run the whole C/Java alternation K times (default 2) and keep, per row, the
+#                fastest round: the load of a shared machine drifts between launches
+#
+# Runs, for 2 ranks (one per core) ping-pong and the collectives, for 4 ranks (oversubscribed,
+# yielding) the collectives; C and Java alternate per operation so that both see similar load.
+# Writes bench-results/comm-raw.csv (impl,op,ranks,bytes,seconds_per_op,bandwidth; one line per
+# round),
+# bench-results/comm.csv (joined, with Java/C ratios) and bench-results/comm-load.txt (uptime
+# before and after every launch), and prints the table.
+# Environment: MN4J_JAVA_FLAGS (default -XX:+UseSerialGC), MN4J_MPIRUN_FLAGS (extra mpirun flags),
+# MN4J_CP_PREFIX (class path entries put first, e.g. patched communicator classes to compare).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+quick=() build=1 stat=min repeats=21 rounds=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) quick=(--quick); shift ;;
+    --no-build) build=0; shift ;;
+    --stat) stat=$2; shift 2 ;;
+    --repeats) repeats=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "bench-comm: unknown argument $1 (try --help)" >&2; exit 2 ;;
+  esac
+done
+[ -n "$rounds" ] || { [ ${#quick[@]} -gt 0 ] && rounds=1 || rounds=2; }
+case "$stat" in median|min) ;; *) echo "bench-comm: --stat must be median or min" >&2; exit 2 ;; esac
+
+for tool in mvn mpicc mpirun java; do
+  command -v "$tool" >/dev/null || { echo "bench-comm: $tool not found (run scripts/setup.sh)" >&2; exit 1; }
+done
+
+out=$root/bench-results
+work=$out/work
+mkdir -p "$work"
+
+modules=(communicator functions iterators gnn examples)
+if [ "$build" = 1 ]; then
+  echo "== building (mvn -o -q package -DskipTests -pl examples -am)"
+  mvn -B -o -q package -DskipTests -pl examples -am
+fi
+[ -f examples/target/classes/io/mn4j/examples/bench/CommBenchmark.class ] || {
+  echo "bench-comm: examples/target/classes has no CommBenchmark; run without --no-build" >&2; exit 1; }
+
+# Dependency jars from Maven; mn4j's own modules from this checkout's target/classes (Maven would
+# name the snapshots installed in ~/.m2, which may be another checkout's).
+if [ "$build" = 1 ] || [ ! -s "$work/deps.classpath" ]; then
+  mvn -B -o -q -pl examples -am dependency:build-classpath -Dmdep.outputFile="$work/deps.classpath" >/dev/null
+fi
+cp=""
+for m in "${modules[@]}"; do cp+="$root/$m/target/classes:"; done
+cp+=$(tr ':' '\n' < "$work/deps.classpath" | grep -v '/io/mn4j/' | paste -sd: -)
+[ -n "${MN4J_CP_PREFIX:-}" ] && cp="$MN4J_CP_PREFIX:$cp"
+
+echo "== compiling bench/c/commbench.c"
+mpicc -O2 -Wall -o "$work/commbench" bench/c/commbench.c
+
+if [ "$(id -u)" = 0 ]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+java_flags=${MN4J_JAVA_FLAGS:--XX:+UseSerialGC}
+main=io.mn4j.examples.bench.CommBenchmark
+
+# JavaCPP unpacks LibTorch into ~/.javacpp/cache on first load: one JVM first, before the ranks.
+echo "== loading LibTorch once"
+java -cp "$cp" $java_flags "$main" --load-only
+
+raw=$out/comm-raw.csv
+load=$out/comm-load.txt
+: > "$work/lines.csv"
+{ echo "# $(date -Is) $(uname -n) nproc=$(nproc) OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} stat=$stat repeats=$repeats ${quick[*]}"; } > "$load"
+
+run() { # run NP IMPL OPS
+  local np=$1 impl=$2 ops=$3 flags
+  if [ "$np" -le "$(nproc)" ]; then
+    flags=(--bind-to core --map-by core)
+  else
+    flags=(--oversubscribe --bind-to none --mca mpi_yield_when_idle 1)
+  fi
+  echo "== $impl, $np ranks: $ops   (load: $(cut -d' ' -f1-3 /proc/loadavg))"
+  echo "before $impl np=$np $ops: $(uptime)" >> "$load"
+  if [ "$impl" = c ]; then
+    mpirun -np "$np" "${flags[@]}" ${MN4J_MPIRUN_FLAGS:-} \
+      "$work/commbench" --ops "$ops" --stat "$stat" --repeats "$repeats" "${quick[@]}" --out "$work/lines.csv"
+  else
+    mpirun -np "$np" "${flags[@]}" ${MN4J_MPIRUN_FLAGS:-} \
+      java -cp "$cp" $java_flags "$main" --ops "$ops" --stat "$stat" --repeats "$repeats" "${quick[@]}" --out "$work/lines.csv"
+  fi
+  echo "after  $impl np=$np $ops: $(uptime)" >> "$load"
+}
+
+for ((round = 1; round <= rounds; round++)); do
+  echo "== round $round of $rounds" | tee -a "$load"
+  run 2 c pingpong
+  run 2 java pingpong,pingpong_into,pingpong_mpijava
+  for np in 2 4; do
+    for op in allgather alltoall allreduce; do
+      run "$np" c "$op"
+      run "$np" java "$op"
+    done
+  done
+done
+
+{ echo "impl,op,ranks,bytes,seconds_per_op,bandwidth"; cat "$work/lines.csv"; } > "$raw"
+
+# Join: one row per (op, ranks, bytes); Java's pingpong_into and pingpong_mpijava (the raw Java
+# bindings, a reference that is not mn4j) are compared with C's pingpong.
+awk -F, -v csv="$out/comm.csv" '
+  function human(b) { return b >= 1048576 ? sprintf("%g MiB", b / 1048576) : b >= 1024 ? sprintf("%g KiB", b / 1024) : b " B" }
+  NR == 1 { next }
+  { key = $2 "," $3 "," $4; k1 = $1 "," key   # best round per row
+    if (!(k1 in sec) || $5 + 0 < sec[k1] + 0) { sec[k1] = $5; bw[k1] = $6 }
+    if ($1 == "java" && !(key in seen)) { seen[key] = 1; order[n++] = key } }
+  END {
+    print "op,ranks,bytes,c_seconds_per_op,java_seconds_per_op,c_bandwidth,java_bandwidth,java_over_c_bandwidth" > csv
+    printf "%-16s %5s %9s %12s %12s %10s %10s %8s  %s\n", "op", "ranks", "size", "C us", "Java us", "C MB/s", "Java MB/s", "Java/C", "target"
+    for (i = 0; i < n; i++) {
+      split(order[i], k, ","); op = k[1]; ranks = k[2]; bytes = k[3]
+      cop = op ~ /^pingpong/ ? "pingpong" : op
+      ck = "c," cop "," ranks "," bytes; jk = "java," order[i]
+      if (!(ck in sec)) continue
+      ratio = bw[jk] / bw[ck]
+      target = ""
+      if (bytes >= 1048576) target = ratio >= 0.9 ? "ok (>=0.9)" : "MISSED (<0.9)"
+      if (bytes == 8 && op ~ /^pingpong/) target = sec[jk] <= 5e-6 ? "ok (<=5us)" : "MISSED (>5us)"
+      if (op == "pingpong_mpijava") target = "(reference: raw Java bindings, no mn4j)"
+      printf "%s,%s,%s,%s,%s,%s,%s,%.4f\n", op, ranks, bytes, sec[ck], sec[jk], bw[ck], bw[jk], ratio >> csv
+      printf "%-16s %5s %9s %12.2f %12.2f %10.1f %10.1f %8.3f  %s\n", op, ranks, human(bytes), sec[ck] * 1e6, sec[jk] * 1e6, bw[ck] / 1e6, bw[jk] / 1e6, ratio, target
+    }
+  }' "$raw"
+
+echo
+[ ${#quick[@]} -gt 0 ] && [ "$repeats" -gt 3 ] && repeats=3
+echo "Time per op is the $stat of $repeats timed repeats (collectives: slowest rank), best of $rounds round(s);"
+echo "bandwidth = per-rank bytes / time."
+echo "Java allgather/alltoall/allreduce/recv allocate their result tensors inside the op (part of the cost)."
+echo "Results: $out/comm.csv (joined), $raw (raw), load log: $load"
+echo "Load now: $(uptime)"
