@@ -3,6 +3,7 @@ package io.mn4j.gnn.bench;
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.graph.SyntheticGraphs;
 import io.mn4j.gnn.kernel.CsrAggregation;
+import io.mn4j.gnn.util.Tensors;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -180,12 +181,19 @@ public final class AggregationBenchmark {
             case "sparse_csr-matmul":
                 return csr.matmul(x);
             case "index_select+index_add": {
-                Tensor zeros = torch.zeros(new long[] {agg.numRows(), x.size(1)}, new TensorOptions(ScalarType.Float));
-                return zeros.index_add(0, dst, x.index_select(0, agg.matrix().col()));
+                // Drop our handles on the per-edge rows at once: only autograd may keep them.
+                PointerScope outer = PointerScope.getInnerScope();
+                try (PointerScope s = new PointerScope()) {
+                    Tensor zeros = torch.zeros(new long[] {agg.numRows(), x.size(1)}, new TensorOptions(ScalarType.Float));
+                    return Tensors.escape(s, outer, zeros.index_add(0, dst, x.index_select(0, agg.matrix().col())));
+                }
             }
             case "embedding_bag-autograd": {
-                T_TensorTensorTensorTensor_T r = torch.embedding_bag(x, agg.matrix().col(), agg.matrix().rowptr(), false, 0, false, new TensorOptional(), true);
-                return new Tensor(r.get0());
+                PointerScope outer = PointerScope.getInnerScope();
+                try (PointerScope s = new PointerScope()) {
+                    T_TensorTensorTensorTensor_T r = torch.embedding_bag(x, agg.matrix().col(), agg.matrix().rowptr(), false, 0, false, new TensorOptional(), true);
+                    return Tensors.escape(s, outer, new Tensor(r.get0()));
+                }
             }
             default:
                 throw new IllegalArgumentException(method);
