@@ -38,7 +38,12 @@ import org.bytedeco.pytorch.global.torch.ScalarType;
  *
  * <p>The graph is a planted-partition graph ({@link SyntheticGraphs}) with random float32
  * features. Throughput counts {@code 2 * edges * features} flops and {@code edges * features * 4}
- * bytes of gathered rows per direction. Prints a table and writes a CSV.
+ * bytes of gathered rows per direction. Prints a table and writes a CSV. Repetitions go
+ * round-robin over the methods; each result is checked against the kernel's own value.
+ *
+ * <p>Memory: at the default size the run peaks near 11 GB resident, almost all of it
+ * {@code index_select+index_add}'s per-edge rows (16M x 64 floats, forward and backward); leave
+ * that method out with {@code --methods} on a shared machine.
  *
  * <pre>
  * java ... io.mn4j.gnn.bench.AggregationBenchmark [--nodes 1000000] [--degree 16] [--features 64]
