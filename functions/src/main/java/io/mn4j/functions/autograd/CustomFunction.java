@@ -162,10 +162,12 @@ public final class CustomFunction {
                     continue;
                 }
                 Tensor x = inputs.get(i);
-                boolean scalar = x.dim() == 0;
-                Tensor anchor = (scalar ? x.unsqueeze(0) : x).index_select(0, pin);
+                // Through a view for leaves: the view's backward hands AccumulateGrad a tensor
+                // nobody else holds, which it keeps as the gradient instead of copying it.
+                boolean viaView = x.dim() == 0 || x.is_leaf();
+                Tensor anchor = (viaView ? x.unsqueeze(0) : x).index_select(0, pin);
                 Node anchorNode = anchor.grad_fn();
-                anchorNode.add_post_hook(ctx.hold(new InjectHook(ctx, i, scalar)));
+                anchorNode.add_post_hook(ctx.hold(new InjectHook(ctx, i, viaView)));
                 Tensor s = anchor.sum();
                 hub = hub == null ? s : hub.add(s);
             }
@@ -489,13 +491,13 @@ public final class CustomFunction {
     private static final class InjectHook extends FunctionPostHook {
         private final Context ctx;
         private final int index;
-        private final boolean scalar;
+        private final boolean viaView;
 
-        InjectHook(Context ctx, int index, boolean scalar) {
+        InjectHook(Context ctx, int index, boolean viaView) {
             super();
             this.ctx = ctx;
             this.index = index;
-            this.scalar = scalar;
+            this.viaView = viaView;
         }
 
         @Override
@@ -507,7 +509,7 @@ public final class CustomFunction {
             }
             TensorVector out;
             try (PointerScope scope = new PointerScope()) {
-                out = new TensorVector(scalar ? g.reshape(1) : g);
+                out = new TensorVector(viaView ? g.unsqueeze(0) : g);
                 out.retainReference();
             } finally {
                 g.releaseReference();
