@@ -12,6 +12,7 @@ import java.util.Iterator;
 import java.util.Map;
 import java.util.WeakHashMap;
 import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.global.torch;
 
@@ -29,7 +30,16 @@ final class CommState {
     private final Map<Long, Integer> sends = new HashMap<>();
     private final Map<Long, Integer> recvs = new HashMap<>();
     private long collectives;
-    private final Deque<SendHandle> pending = new ArrayDeque<>();
+    /** A send in flight and the tensor wrapper it reads from, released when it completes. */
+    private record InFlight(SendHandle handle, Tensor data) {
+        void release() {
+            if (data != null) {
+                data.releaseReference();
+            }
+        }
+    }
+
+    private final Deque<InFlight> pending = new ArrayDeque<>();
 
     private CommState(Communicator comm) {
         this.rank = comm.rank();
@@ -58,15 +68,21 @@ final class CommState {
         return ++collectives;
     }
 
-    /** Keeps a nonblocking send until it completes. */
-    synchronized void track(SendHandle h) {
-        pending.add(h);
+    /**
+     * Keeps a nonblocking send until it completes; then releases {@code data} (a wrapper made by
+     * {@link Tensors#owned}, or null) at once, so that its memory does not wait for the garbage
+     * collector.
+     */
+    synchronized void track(SendHandle h, Tensor data) {
+        pending.add(new InFlight(h, data));
     }
 
     /** Forgets the sends that have completed (testing them also moves MPI along). */
     synchronized void reap() {
-        for (Iterator<SendHandle> it = pending.iterator(); it.hasNext();) {
-            if (it.next().test()) {
+        for (Iterator<InFlight> it = pending.iterator(); it.hasNext();) {
+            InFlight f = it.next();
+            if (f.handle.test()) {
+                f.release();
                 it.remove();
             }
         }
@@ -75,14 +91,15 @@ final class CommState {
     /** Waits for every send still in flight. */
     void flush() {
         while (true) {
-            SendHandle h;
+            InFlight f;
             synchronized (this) {
-                h = pending.poll();
+                f = pending.poll();
             }
-            if (h == null) {
+            if (f == null) {
                 return;
             }
-            h.waitFor();
+            f.handle.waitFor();
+            f.release();
         }
     }
 

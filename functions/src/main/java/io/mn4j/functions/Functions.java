@@ -76,8 +76,9 @@ public final class Functions {
         int gradTag = Tags.gradient(tag, state.nextSend(dst, tag));
         boolean carriesGradient = Tensors.differentiable(x);
         long[] shape = x.sizes().vec().get();
-        SendHandle forward = comm.isend(Tensors.owned(x), dst, tag);
-        state.track(forward);
+        Tensor owned = Tensors.owned(x);
+        SendHandle forward = comm.isend(owned, dst, tag);
+        state.track(forward, owned);
         String name = "send(rank " + comm.rank() + " -> " + dst + ", tag " + tag + ")";
         Backward backward = grads -> {
             forward.waitFor();
@@ -121,7 +122,7 @@ public final class Functions {
         String name = "recv(rank " + comm.rank() + " <- " + src + ", tag " + tag + ")";
         Backward backward = grads -> {
             Tensor g = grads.get(0);
-            state.track(comm.isend(Tensors.owned(g != null ? g : Tensors.zeroGradientMarker(dtype)), src, gradTag));
+            isendOwned(state, comm, g != null ? g : Tensors.zeroGradientMarker(dtype), src, gradTag);
             return delegate.gradients();
         };
         return CustomFunction.apply(name, inputsOf(delegateOrNull), Collections.singletonList(z), backward,
@@ -154,16 +155,15 @@ public final class Functions {
         int gradTag = Tags.gradient(tag, state.nextSend(dst, tag));
         int n = xs.size();
         List<SendHandle> handles = new ArrayList<>();
-        handles.add(comm.isend(Tensors.owned(Tensors.longs(LIST_MAGIC, n)), dst, tag));
+        handles.add(isendOwned(state, comm, Tensors.longs(LIST_MAGIC, n), dst, tag));
         boolean[] carries = new boolean[n];
         long[][] shapes = new long[n][];
         for (int i = 0; i < n; i++) {
             Tensor x = xs.get(i);
             carries[i] = Tensors.differentiable(x);
             shapes[i] = x.sizes().vec().get();
-            handles.add(comm.isend(Tensors.owned(x), dst, tag));
+            handles.add(isendOwned(state, comm, x, dst, tag));
         }
-        handles.forEach(state::track);
         String name = "sendAll(rank " + comm.rank() + " -> " + dst + ", tag " + tag + ", " + n + " tensors)";
         Backward backward = grads -> {
             handles.forEach(SendHandle::waitFor);
@@ -221,8 +221,7 @@ public final class Functions {
             for (int i = 0; i < n; i++) {
                 if (dtypes[i] != null) {
                     Tensor g = grads.get(i);
-                    state.track(comm.isend(Tensors.owned(g != null ? g : Tensors.zeroGradientMarker(dtypes[i])),
-                            src, gradTag));
+                    isendOwned(state, comm, g != null ? g : Tensors.zeroGradientMarker(dtypes[i]), src, gradTag);
                 }
             }
             return delegate.gradients();
@@ -515,6 +514,14 @@ public final class Functions {
         List<Tensor> gradients() {
             return present ? Collections.singletonList(Tensors.delegateGradient(shape, dtype)) : List.of();
         }
+    }
+
+    /** Starts sending a wrapper of {@code t} that no scope can free while MPI reads it. */
+    private static SendHandle isendOwned(CommState state, Communicator comm, Tensor t, int dst, int tag) {
+        Tensor owned = Tensors.owned(t);
+        SendHandle h = comm.isend(owned, dst, tag);
+        state.track(h, owned);
+        return h;
     }
 
     private static List<Tensor> inputsOf(Tensor delegateOrNull) {

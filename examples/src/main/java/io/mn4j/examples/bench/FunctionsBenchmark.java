@@ -173,7 +173,12 @@ public final class FunctionsBenchmark implements Callable<Integer> {
                     steps.get(v).run();
                 }
                 double ms = (System.nanoTime() - t0) / 1e6;
-                double max = comm.allreduceObj(ms, Math::max);
+                double max;
+                // Small tensors left to the garbage collector between the large ones fragment
+                // the native heap (RSS grows without bound): free them at once.
+                try (PointerScope scope = new PointerScope()) {
+                    max = comm.allreduceObj(ms, Math::max);
+                }
                 if (it >= 0) {
                     times[v][it] = max;
                 }

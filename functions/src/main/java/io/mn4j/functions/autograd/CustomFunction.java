@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.DeviceOptional;
+import org.bytedeco.pytorch.FunctionPostHook;
 import org.bytedeco.pytorch.FunctionPreHook;
 import org.bytedeco.pytorch.GradMode;
 import org.bytedeco.pytorch.Node;
@@ -35,23 +36,23 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>How it is wired (and why it costs O(1) per tensor)</h2>
  * <ul>
- *   <li>Every differentiable input {@code x} gets an anchor {@code x.unsqueeze(0)}; the anchor's
- *       backward node carries a Java pre-hook that replaces whatever gradient it receives by the
- *       input gradient computed by the {@code Backward}. An empty slice of the anchor, summed,
- *       feeds a 0-dim hub; no forward work and no allocation of the input's size.</li>
- *   <li>The hub ({@code pin + sum of the empty slices}) is the delegate. Its node's pre-hook
- *       runs the {@code Backward} once all output gradients have arrived (LibTorch runs a node only
- *       when every consumer has run) and passes an undefined gradient on, so that no node between
- *       the hub and the anchors computes or allocates anything. A function with exactly one
- *       floating-point output runs its {@code Backward} in that output's node instead, and has
- *       no delegate.</li>
+ *   <li>Every differentiable input {@code x} gets an anchor: an {@code index_select} of no
+ *       element of {@code x} (O(1)), whose backward node receives an undefined gradient and so
+ *       computes nothing; a Java post-hook on that node replaces its (undefined) result by the
+ *       input gradient computed by the {@code Backward}. The anchors, summed, form a 0-dim hub.</li>
+ *   <li>The hub is the delegate. Its node's pre-hook runs the {@code Backward} once all output
+ *       gradients have arrived (LibTorch runs a node only when every consumer has run) and passes
+ *       an undefined gradient on, so that no node between the hub and the anchors computes or
+ *       allocates anything. A function with exactly one floating-point output runs its
+ *       {@code Backward} in that output's node instead, and has no delegate.</li>
  *   <li>Every floating-point output {@code y} gets history with an in-place add of the hub into
  *       an empty slice of {@code y} (LibTorch's CopySlices): no data is touched. A pre-hook on that
  *       node captures {@code y}'s gradient and passes an undefined one on.</li>
- *   <li>The pin is a 0-dim leaf whose memory has a deleter: the graph holds it (through the hub)
- *       exactly as long as any node of this function can still run, and when LibTorch frees it the
+ *   <li>The pin is a tensor whose memory has a deleter: the empty index the anchors save (LibTorch
+ *       frees it right after the last anchor has run, or with the graph), or, for a function
+ *       without differentiable inputs, a 0-dim leaf the hub depends on. When LibTorch frees it the
  *       deleter releases the Java hook objects. JavaCPP hook objects are only weakly referenced
- *       from C++, so this registry is what keeps them alive while the graph lives.</li>
+ *       from C++, so this registry is what keeps them alive while they may still run.</li>
  * </ul>
  *
  * <p>Scheduling: LibTorch's engine runs the ready node with the highest sequence number first
@@ -147,32 +148,31 @@ public final class CustomFunction {
         boolean backwardAtOutput = linked == 1;
         Tensor delegate = null;
         List<Pointer> keep = new ArrayList<>();
+        boolean anchored = false;
+        for (boolean d : ctx.differentiable) {
+            anchored |= d;
+        }
         try (PointerScope scope = new PointerScope()) {
-            Pointer memory = Pointer.calloc(1, 4);
-            if (memory.isNull()) {
-                throw new OutOfMemoryError("CustomFunction " + name + ": no memory for the pin");
-            }
-            long key = memory.address();
-            BY_PIN.put(key, ctx);
-            Tensor pin;
-            try {
-                pin = torch.from_blob(memory, new long[0], new long[0], PIN_DELETER,
-                        new TensorOptions(torch.ScalarType.Float), new DeviceOptional());
-            } catch (RuntimeException e) {
-                BY_PIN.remove(key);
-                Pointer.free(memory);
-                throw e;
-            }
-            pin.requires_grad_(true);
-            Tensor hub = pin;
+            // The pin: an empty index that every anchor saves (released once the last anchor has
+            // run, or with the graph), or without anchors a 0-dim leaf the hub depends on.
+            Tensor pin = newPin(ctx, anchored);
+            Tensor hub = null;
             for (int i = 0; i < ctx.nIn; i++) {
                 if (!ctx.differentiable[i]) {
                     continue;
                 }
-                Tensor anchor = inputs.get(i).unsqueeze(0);
+                Tensor x = inputs.get(i);
+                // Through a view for leaves: the view's backward hands AccumulateGrad a tensor
+                // nobody else holds, which it keeps as the gradient instead of copying it.
+                boolean viaView = x.dim() == 0 || x.is_leaf();
+                Tensor anchor = (viaView ? x.unsqueeze(0) : x).index_select(0, pin);
                 Node anchorNode = anchor.grad_fn();
-                anchorNode.add_pre_hook(ctx.hold(new InjectHook(ctx, i)));
-                hub = hub.add(anchor.narrow(0, 0, 0).sum());
+                anchorNode.add_post_hook(ctx.hold(new InjectHook(ctx, i, viaView)));
+                Tensor s = anchor.sum();
+                hub = hub == null ? s : hub.add(s);
+            }
+            if (hub == null) {
+                hub = pin;
             }
             if (!backwardAtOutput) {
                 if (hub == pin) {
@@ -242,6 +242,33 @@ public final class CustomFunction {
         return BY_PIN.size();
     }
 
+    /**
+     * A tensor whose memory has {@link #PIN_DELETER}: an empty int64 index (for anchors to save)
+     * or a 0-dim float leaf that requires grad.
+     */
+    private static Tensor newPin(Context ctx, boolean index) {
+        Pointer memory = Pointer.calloc(1, 8);
+        if (memory.isNull()) {
+            throw new OutOfMemoryError("CustomFunction " + ctx + ": no memory for the pin");
+        }
+        long key = memory.address();
+        BY_PIN.put(key, ctx);
+        try {
+            if (index) {
+                return torch.from_blob(memory, new long[] {0}, new long[] {1}, PIN_DELETER,
+                        new TensorOptions(torch.ScalarType.Long), new DeviceOptional());
+            }
+            Tensor leaf = torch.from_blob(memory, new long[0], new long[0], PIN_DELETER,
+                    new TensorOptions(torch.ScalarType.Float), new DeviceOptional());
+            leaf.requires_grad_(true);
+            return leaf;
+        } catch (RuntimeException e) {
+            BY_PIN.remove(key);
+            Pointer.free(memory);
+            throw e;
+        }
+    }
+
     private static boolean linkable(Tensor y) {
         return y != null && y.defined() && (y.is_floating_point() || y.is_complex());
     }
@@ -276,7 +303,8 @@ public final class CustomFunction {
         final int nOut;
         final boolean[] differentiable;
         final long[][] inputShapes;
-        final List<FunctionPreHook> hooks = new ArrayList<>();
+        final torch.ScalarType[] inputTypes;
+        final List<Pointer> hooks = new ArrayList<>();
         final List<Long> nodes = new ArrayList<>();
         final Tensor[] gradOut;
         final Tensor[] gradIn;
@@ -291,18 +319,20 @@ public final class CustomFunction {
             this.nOut = nOut;
             this.differentiable = new boolean[nIn];
             this.inputShapes = new long[nIn][];
+            this.inputTypes = new torch.ScalarType[nIn];
             for (int i = 0; i < nIn; i++) {
                 Tensor x = inputs.get(i);
                 differentiable[i] = x != null && x.defined() && x.requires_grad();
                 if (differentiable[i]) {
                     inputShapes[i] = x.sizes().vec().get();
+                    inputTypes[i] = x.scalar_type();
                 }
             }
             this.gradOut = new Tensor[nOut];
             this.gradIn = new Tensor[nIn];
         }
 
-        <H extends FunctionPreHook> H hold(H hook) {
+        <H extends Pointer> H hold(H hook) {
             hooks.add(hook);
             return hook;
         }
@@ -437,6 +467,10 @@ public final class CustomFunction {
                             + java.util.Arrays.toString(shape) + " but the input has shape "
                             + java.util.Arrays.toString(ctx.inputShapes[i]));
                 }
+                // The anchor's result is not checked by LibTorch: match the input's dtype here.
+                if (g.scalar_type().value != ctx.inputTypes[i].value) {
+                    g = g.to(ctx.inputTypes[i]);
+                }
                 // A wrapper of our own: the backward may return tensors it does not own.
                 ctx.setGradIn(i, new Tensor(g).retainReference());
             }
@@ -450,19 +484,24 @@ public final class CustomFunction {
         LOG.trace("{} backward done", ctx);
     }
 
-    /** On an input's anchor: replaces the (undefined) incoming gradient by the input's gradient. */
-    private static final class InjectHook extends FunctionPreHook {
+    /**
+     * After an input's anchor node (an empty index_select of the input, which computed nothing
+     * from its undefined incoming gradient): replaces its output by the input's gradient.
+     */
+    private static final class InjectHook extends FunctionPostHook {
         private final Context ctx;
         private final int index;
+        private final boolean viaView;
 
-        InjectHook(Context ctx, int index) {
+        InjectHook(Context ctx, int index, boolean viaView) {
             super();
             this.ctx = ctx;
             this.index = index;
+            this.viaView = viaView;
         }
 
         @Override
-        public TensorVector apply(TensorVector grads) {
+        public TensorVector apply(TensorVector outputs, TensorVector inputs) {
             releaseReturned();
             Tensor g = ctx.takeGradIn(index);
             if (g == null) {
@@ -470,12 +509,12 @@ public final class CustomFunction {
             }
             TensorVector out;
             try (PointerScope scope = new PointerScope()) {
-                out = new TensorVector(g.unsqueeze(0));
+                out = new TensorVector(viaView ? g.unsqueeze(0) : g);
                 out.retainReference();
             } finally {
                 g.releaseReference();
             }
-            // The scope has dropped its hold; ours is the one handBack takes over.
+            // The scope has dropped its hold; ours is the one released by the next hook.
             RETURNED.get().add(out);
             return out;
         }

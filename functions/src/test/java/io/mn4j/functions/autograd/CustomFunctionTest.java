@@ -221,17 +221,30 @@ class CustomFunctionTest {
     }
 
     @Test
-    void hooksAreReleasedWhenTheGraphDies() throws InterruptedException {
+    void hooksAreReleasedWhenTheGraphDies() {
         int before = CustomFunction.liveFunctions();
         try (PointerScope scope = new PointerScope()) {
             for (int i = 0; i < 50; i++) {
-                Tensor x = ramp(3, i).requires_grad_(true);
-                triple(triple(x).outputs().get(0)).outputs().get(0).sum().backward();
+                triple(triple(ramp(3, i).requires_grad_(true)).outputs().get(0));
             }
             assertTrue(CustomFunction.liveFunctions() >= before + 100);
         }
-        // Every tensor of the loop was released by the scope, so the graphs are gone.
+        // No backward ran, but every tensor of the loop was released by the scope: graphs gone.
         assertEquals(before, CustomFunction.liveFunctions());
+    }
+
+    @Test
+    void hooksOfFunctionsWithInputsAreReleasedRightAfterBackward() {
+        int before = CustomFunction.liveFunctions();
+        List<Tensor> alive = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            Tensor y = triple(triple(ramp(3, i).requires_grad_(true)).outputs().get(0)).outputs().get(0);
+            alive.add(y);
+            y.sum().backward();
+        }
+        // The outputs (and so the graphs) are still referenced; the hooks are not needed any more.
+        assertEquals(before, CustomFunction.liveFunctions());
+        assertEquals(20, alive.size());
     }
 
     @Test
