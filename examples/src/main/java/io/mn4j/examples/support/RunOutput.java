@@ -5,28 +5,49 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.style.markers.Marker;
 import org.knowm.xchart.style.markers.SeriesMarkers;
 
 /**
  * The files a training run leaves in its output directory: {@code epochs.csv} (one
  * {@link EpochStats} line per epoch, written as the run goes) and {@code curves.png} (loss and
  * accuracy per epoch, training and test).
+ *
+ * <p>Examples whose epochs carry other numbers use the generic side: {@link #RunOutput(Path,
+ * String, String)} with their own CSV header, {@link #addLine} per epoch and
+ * {@link #writeCharts} with their own panels.
  */
 public final class RunOutput {
     private final Path dir;
     private final String title;
     private final List<EpochStats> epochs = new ArrayList<>();
 
+    /** One chart of {@link #writeCharts}: named series over the same x values. */
+    public record Panel(String title, String yAxisTitle, double[] x, Map<String, double[]> series) {
+    }
+
     /** Creates {@code dir} if needed and starts a fresh {@code epochs.csv}. */
     public RunOutput(Path dir, String title) throws IOException {
+        this(dir, title, EpochStats.CSV_HEADER);
+    }
+
+    /** Creates {@code dir} if needed and starts a fresh {@code epochs.csv} with the given column names. */
+    public RunOutput(Path dir, String title, String csvHeader) throws IOException {
         this.dir = dir;
         this.title = title;
         Files.createDirectories(dir);
-        Files.writeString(csv(), EpochStats.CSV_HEADER + "\n", StandardCharsets.UTF_8);
+        Files.writeString(csv(), csvHeader + "\n", StandardCharsets.UTF_8);
+    }
+
+    /** The title given at creation. */
+    public String title() {
+        return title;
     }
 
     /** The CSV file. */
@@ -42,7 +63,12 @@ public final class RunOutput {
     /** Appends one epoch to the CSV. */
     public void add(EpochStats s) throws IOException {
         epochs.add(s);
-        Files.writeString(csv(), s.csvLine() + "\n", StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.APPEND);
+        addLine(s.csvLine());
+    }
+
+    /** Appends one line (without its line break) to the CSV. */
+    public void addLine(String csvLine) throws IOException {
+        Files.writeString(csv(), csvLine + "\n", StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.APPEND);
     }
 
     /** The epochs recorded so far. */
@@ -55,7 +81,6 @@ public final class RunOutput {
         if (epochs.isEmpty()) {
             return;
         }
-        System.setProperty("java.awt.headless", "true");
         int n = epochs.size();
         double[] x = new double[n];
         double[] trainLoss = new double[n];
@@ -70,14 +95,35 @@ public final class RunOutput {
             trainAcc[i] = s.trainAccuracy() * 100;
             testAcc[i] = s.testAccuracy() * 100;
         }
-        XYChart loss = new XYChartBuilder().width(640).height(420).title(title + ": loss").xAxisTitle("epoch")
-                .yAxisTitle("cross-entropy").build();
-        loss.addSeries("train", x, trainLoss).setMarker(SeriesMarkers.CIRCLE);
-        loss.addSeries("test", x, testLoss).setMarker(SeriesMarkers.DIAMOND);
-        XYChart acc = new XYChartBuilder().width(640).height(420).title(title + ": accuracy").xAxisTitle("epoch")
-                .yAxisTitle("accuracy (%)").build();
-        acc.addSeries("train", x, trainAcc).setMarker(SeriesMarkers.CIRCLE);
-        acc.addSeries("test", x, testAcc).setMarker(SeriesMarkers.DIAMOND);
-        BitmapEncoder.saveBitmap(List.of(loss, acc), 1, 2, png().toString(), BitmapEncoder.BitmapFormat.PNG);
+        writeCharts(List.of(
+                new Panel(title + ": loss", "cross-entropy", x, series("train", trainLoss, "test", testLoss)),
+                new Panel(title + ": accuracy", "accuracy (%)", x, series("train", trainAcc, "test", testAcc))));
+    }
+
+    /** Draws the panels side by side into {@link #png()} (each series with its own marker). */
+    public void writeCharts(List<Panel> panels) throws IOException {
+        if (panels.isEmpty()) {
+            return;
+        }
+        System.setProperty("java.awt.headless", "true");
+        Marker[] markers = {SeriesMarkers.CIRCLE, SeriesMarkers.DIAMOND, SeriesMarkers.SQUARE, SeriesMarkers.TRIANGLE_UP};
+        List<XYChart> charts = new ArrayList<>();
+        for (Panel p : panels) {
+            XYChart c = new XYChartBuilder().width(640).height(420).title(p.title()).xAxisTitle("epoch")
+                    .yAxisTitle(p.yAxisTitle()).build();
+            int k = 0;
+            for (Map.Entry<String, double[]> e : p.series().entrySet()) {
+                c.addSeries(e.getKey(), p.x(), e.getValue()).setMarker(markers[k++ % markers.length]);
+            }
+            charts.add(c);
+        }
+        BitmapEncoder.saveBitmap(charts, 1, charts.size(), png().toString(), BitmapEncoder.BitmapFormat.PNG);
+    }
+
+    private static Map<String, double[]> series(String n1, double[] s1, String n2, double[] s2) {
+        Map<String, double[]> m = new LinkedHashMap<>();
+        m.put(n1, s1);
+        m.put(n2, s2);
+        return m;
     }
 }

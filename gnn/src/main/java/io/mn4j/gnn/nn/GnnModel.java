@@ -71,7 +71,7 @@ public final class GnnModel extends Module {
     public Tensor forward(GraphShardManager graph, Tensor x, boolean training) {
         Tensor h = x;
         for (int i = 0; i < layers.size(); i++) {
-            h = torch.dropout(h, dropout, training);
+            h = Dropout.apply(h, dropout, training);
             Module layer = layers.get(i);
             if (layer instanceof GCNConv gcn) {
                 h = gcn.forward(graph, h);

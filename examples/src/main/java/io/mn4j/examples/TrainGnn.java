@@ -1,0 +1,317 @@
+package io.mn4j.examples;
+
+import io.mn4j.communicator.Communicator;
+import io.mn4j.examples.gnn.GnnEpoch;
+import io.mn4j.examples.gnn.GnnRun;
+import io.mn4j.examples.gnn.GraphOptions;
+import io.mn4j.examples.gnn.JobInputException;
+import io.mn4j.examples.gnn.JvmSetup;
+import io.mn4j.examples.gnn.Partitions;
+import io.mn4j.examples.support.Cli;
+import io.mn4j.examples.support.Memory;
+import io.mn4j.examples.support.ProgressBar;
+import io.mn4j.examples.support.RunOutput;
+import io.mn4j.gnn.dist.AggregationMode;
+import io.mn4j.gnn.graph.Graph;
+import io.mn4j.gnn.nn.GnnModel;
+import io.mn4j.gnn.partition.PartitionData;
+import io.mn4j.gnn.partition.PartitionMetadata;
+import io.mn4j.gnn.partition.PartitionStats;
+import io.mn4j.gnn.partition.PartitionWriter;
+import io.mn4j.gnn.partition.Partitioner;
+import io.mn4j.gnn.partition.Partitioners;
+import io.mn4j.gnn.train.EpochStats;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * Full-graph GNN training on a graph partitioned over the ranks of the job (SAR-style distributed
+ * training): rank k holds partition k's nodes, features and in-edges only, and the layers fetch
+ * the features of remote neighbours through the {@code GraphShardManager} in the chosen mode.
+ *
+ * <p>Rank 0 reads or generates the graph, partitions it into one part per rank and writes the
+ * partition directory (or {@code --partitions DIR} names one written before by {@code Partition});
+ * then every rank loads its own partition, builds the shard manager, the model and Adam, and trains
+ * with a {@code FullGraphTrainer}: one full-graph step per epoch, after which rank 0 prints the
+ * loss, the train/val/test accuracy over all partitions, the epoch time, the bytes all ranks sent
+ * and the peak resident memory of every rank. Bad input (a missing or corrupt partition directory,
+ * a partition count that does not match the job) gives every rank a clear message and a non-zero
+ * exit, never a hang.
+ */
+@Command(name = "TrainGnn", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Distributed full-graph GNN training (GCN, GraphSAGE, GAT) on a graph partitioned over the ranks.", ""},
+        footer = {"", "Examples:",
+            "  mpirun -np 2 java -cp CP io.mn4j.examples.TrainGnn      (synthetic, ~1 min)",
+            "  mpirun -np 4 java -cp CP io.mn4j.examples.TrainGnn --data cora --epochs 200",
+            "  mpirun -np 2 java -cp CP io.mn4j.examples.TrainGnn --data cora --model gat \\",
+            "      --hidden 64 --heads 8 --dropout 0.6 --lr 0.005 --mode oneshot",
+            "  java -cp CP io.mn4j.examples.Partition --data cora --parts 4 --out p/cora4",
+            "  mpirun -np 4 java -cp CP io.mn4j.examples.TrainGnn --partitions p/cora4",
+            "",
+            "Writes <out>/epochs.csv (one line per epoch) and <out>/curves.png. Without",
+            "--partitions, rank 0 writes the partitions to <out>/partitions and every",
+            "rank reads its own (across nodes, <out> must be on a shared file system).",
+            "",
+            "Native memory: tensors live outside the Java heap. Unless",
+            "-Dorg.bytedeco.javacpp.maxPhysicalBytes is given, each rank may hold 90%% of",
+            "the RAM divided by the ranks on its node, so a job too large for the",
+            "machine stops with an OutOfMemoryError instead of being killed."})
+public final class TrainGnn implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    GraphOptions data = new GraphOptions();
+
+    @Option(names = "--model", paramLabel = "gcn|sage|gat", description = "Layer kind (default: ${DEFAULT-VALUE}).")
+    String model = "gcn";
+
+    @Option(names = "--mode", paramLabel = "sar|sequential|oneshot",
+            description = "How layers fetch remote neighbours: sar (one shard at a time, recomputed in backward), sequential "
+                    + "(the same ring, autograd graph kept), oneshot (one exchange of all boundary rows per layer). Default: ${DEFAULT-VALUE}.")
+    String mode = "sar";
+
+    @Option(names = "--partitions", paramLabel = "DIR",
+            description = "Train on this partition directory (written by Partition, one part per rank) instead of partitioning here.")
+    Path partitions;
+
+    @Option(names = "--partitioner", paramLabel = "metis|ldg|range|random",
+            description = "How rank 0 partitions the graph when --partitions is not given (default: metis if gpmetis is installed, else ldg).")
+    String partitioner;
+
+    @Option(names = {"-e", "--epochs"}, paramLabel = "N", description = "Training epochs (default: ${DEFAULT-VALUE}).")
+    int epochs = 100;
+
+    @Option(names = "--hidden", paramLabel = "W", description = "Hidden width; for GAT heads x per-head width (default: ${DEFAULT-VALUE}).")
+    int hidden = 16;
+
+    @Option(names = "--layers", paramLabel = "L", description = "Graph layers (default: ${DEFAULT-VALUE}).")
+    int layers = 2;
+
+    @Option(names = "--heads", paramLabel = "H", description = "GAT: attention heads of the hidden layers (default: ${DEFAULT-VALUE}).")
+    int heads = 8;
+
+    @Option(names = "--dropout", paramLabel = "P", description = "Dropout before every layer (default: ${DEFAULT-VALUE}).")
+    double dropout = 0.5;
+
+    @Option(names = "--lr", paramLabel = "RATE", description = "Adam's learning rate (default: ${DEFAULT-VALUE}).")
+    double lr = 0.01;
+
+    @Option(names = "--weight-decay", paramLabel = "W", description = "Adam's weight decay (L2; default: ${DEFAULT-VALUE}).")
+    double weightDecay = 5e-4;
+
+    @Option(names = "--seed", paramLabel = "S", description = "Seed of the initial weights, dropout and partitioner (default: ${DEFAULT-VALUE}).")
+    long seed = 1;
+
+    @Option(names = "--out", paramLabel = "DIR", description = "Where rank 0 writes epochs.csv and curves.png (default: runs/traingnn).")
+    Path out;
+
+    @Option(names = "--no-progress", description = "Do not draw the progress bar.")
+    boolean noProgress;
+
+    @Option(names = "--no-plot", description = "Do not write curves.png.")
+    boolean noPlot;
+
+    public static void main(String[] args) {
+        JvmSetup.limitNativeMemory();
+        JvmSetup.quietLibraryLogs();
+        Cli.main(new TrainGnn(), args);
+    }
+
+    @Override
+    public Integer call() {
+        GnnRun.Config config = config();
+        int[] code = {0};
+        Communicator.run(comm -> code[0] = run(comm, config, System.out));
+        return code[0];
+    }
+
+    /** The options as a training configuration; bad values are usage errors. */
+    GnnRun.Config config() {
+        try {
+            data.validate();
+            if (epochs < 1 || hidden < 1 || layers < 1 || heads < 1) {
+                throw new IllegalArgumentException("--epochs, --hidden, --layers and --heads must be at least 1");
+            }
+            if (dropout < 0 || dropout >= 1) {
+                throw new IllegalArgumentException("--dropout must be in [0, 1), got " + dropout);
+            }
+            if (!(lr > 0) || weightDecay < 0) {
+                throw new IllegalArgumentException("--lr must be positive and --weight-decay non-negative");
+            }
+            GnnModel.Kind kind = GnnModel.Kind.parse(model);
+            if (kind == GnnModel.Kind.GAT && hidden % heads != 0) {
+                throw new IllegalArgumentException("GAT: --hidden " + hidden + " must be a multiple of --heads " + heads);
+            }
+            if (partitioner != null) {
+                Partitioners.byName(partitioner);
+            }
+            return new GnnRun.Config(kind, parseMode(mode), hidden, layers, heads, dropout, lr, weightDecay, seed);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+        }
+    }
+
+    static AggregationMode parseMode(String m) {
+        switch (m.toLowerCase(Locale.ROOT).replace("-", "").replace("_", "")) {
+            case "sar": return AggregationMode.SAR;
+            case "sequential": return AggregationMode.SEQUENTIAL;
+            case "oneshot": return AggregationMode.ONE_SHOT;
+            default: throw new IllegalArgumentException("unknown --mode '" + m + "' (sar, sequential, oneshot)");
+        }
+    }
+
+    /** The job on one rank; returns the exit code (non-zero on every rank when the input is bad). */
+    int run(Communicator comm, GnnRun.Config config, PrintStream stdout) throws IOException {
+        int rank = comm.rank();
+        boolean talk = rank == 0;
+        Path outDir = out != null ? out : Path.of("runs", "traingnn");
+        try {
+            Path dir = partitions != null ? partitions : partitionOnRankZero(comm, outDir.resolve("partitions"), talk ? stdout : null);
+            if (talk && partitions != null && !data.data.equals("synthetic")) {
+                stdout.println("note: --data " + data.data + " is ignored, the partitions in " + partitions + " are used");
+            }
+            try (PartitionData part = Partitions.load(comm, dir);
+                    GnnRun run = Partitions.agree(comm, "setting up training", () -> GnnRun.start(comm, part, config))) {
+                train(comm, run, dir, outDir, talk ? stdout : null);
+            }
+            return 0;
+        } catch (JobInputException e) {
+            System.err.println("TrainGnn: rank " + rank + ": " + e.getMessage());
+            System.err.flush();
+            return 1;
+        }
+    }
+
+    /** Rank 0 reads the graph and writes one partition per rank into {@code dir}; agreed across ranks. */
+    private Path partitionOnRankZero(Communicator comm, Path dir, PrintStream talk) {
+        String method = partitioner != null ? partitioner : Partitions.defaultPartitioner();
+        int parts = comm.size();
+        Partitions.agree(comm, "partitioning '" + data.data + "' into " + parts + " parts with " + method, () -> {
+            if (talk == null) {
+                return null;
+            }
+            long t0 = System.nanoTime();
+            try (Graph g = data.load()) {
+                long t1 = System.nanoTime();
+                Partitioner p = Partitioners.byName(method);
+                int[] assignment = p.partition(g, parts, seed);
+                long t2 = System.nanoTime();
+                PartitionStats stats = PartitionStats.compute(g, assignment, parts);
+                PartitionWriter.write(dir, g, assignment, parts, p.name(), seed);
+                talk.printf(Locale.ROOT, "data: %s (%.1f s)%n", data.describe(g), (t1 - t0) / 1e9);
+                talk.printf(Locale.ROOT, "partitioned by %s into %d in %.1f s: edge cut %d (%.2f%%), node balance %.3f, edge balance %.3f, "
+                        + "communication volume %d rows -> %s%n", p.name(), parts, (t2 - t1) / 1e9, stats.edgeCut(),
+                        100 * stats.cutFraction(), stats.nodeBalance(), stats.edgeBalance(), stats.totalCommVolume(), dir);
+            }
+            return null;
+        });
+        return dir;
+    }
+
+    private void train(Communicator comm, GnnRun run, Path dir, Path outDir, PrintStream talk) throws IOException {
+        int n = comm.size();
+        PartitionMetadata meta = run.partition().metadata();
+        List<Long> localNodes = comm.allgatherObj(run.partition().numLocalNodes());
+        RunOutput output = null;
+        if (talk != null) {
+            talk.printf("TrainGnn: %s over %d rank%s, %d parameters%n", run.describe(), n, n == 1 ? "" : "s", run.parameterCount());
+            talk.printf("  partitions %s (%s, edge cut %d, communication volume %d rows); nodes per rank %s%n", dir, meta.method(),
+                    meta.edgeCut(), meta.commVolume(), localNodes);
+            String title = "TrainGnn " + run.config().kind() + " " + run.config().mode() + " (" + n + " rank" + (n == 1 ? "" : "s") + ")";
+            output = new RunOutput(outDir, title, GnnEpoch.csvHeader(n));
+        }
+        ProgressBar bar = new ProgressBar(talk != null ? talk : System.out, "training", epochs, talk != null && !noProgress);
+        List<GnnEpoch> all = new ArrayList<>();
+        long t0 = System.nanoTime();
+        for (int e = 1; e <= epochs; e++) {
+            EpochStats s = run.epoch();
+            List<long[]> ranks = comm.allgatherObj(new long[] {s.bytesSent(), Memory.rssBytes(), Memory.peakRssBytes()});
+            long bytes = 0;
+            long[] rss = new long[n];
+            long[] peak = new long[n];
+            for (int r = 0; r < n; r++) {
+                bytes += ranks.get(r)[0];
+                rss[r] = ranks.get(r)[1];
+                peak[r] = ranks.get(r)[2];
+            }
+            GnnEpoch ge = new GnnEpoch(s, bytes, rss, peak);
+            all.add(ge);
+            if (talk != null) {
+                bar.finish();
+                talk.println(ge.humanLine(epochs));
+                output.addLine(ge.csvLine());
+                bar.update(e, String.format(Locale.ROOT, "loss %.4f", s.loss()));
+            }
+        }
+        double total = (System.nanoTime() - t0) / 1e9;
+        if (talk != null) {
+            bar.finish();
+            summary(all, total, output, talk);
+        }
+    }
+
+    private void summary(List<GnnEpoch> all, double total, RunOutput output, PrintStream talk) throws IOException {
+        GnnEpoch best = all.get(0);
+        for (GnnEpoch e : all) {
+            if (e.stats().valAcc() > best.stats().valAcc()) {
+                best = e;
+            }
+        }
+        double later = 0;
+        for (int i = 1; i < all.size(); i++) {
+            later += all.get(i).stats().seconds();
+        }
+        GnnEpoch early = all.get(Math.min(4, all.size() - 1));
+        GnnEpoch last = all.get(all.size() - 1);
+        talk.printf(Locale.ROOT, "%d epochs in %.1f s (%.3f s per epoch after the first); RSS max over ranks after epoch %d: %s, "
+                        + "after epoch %d: %s%n", all.size(), total, all.size() > 1 ? later / (all.size() - 1) : total,
+                early.stats().epoch(), Memory.mib(early.maxRssBytes()), last.stats().epoch(), Memory.mib(last.maxRssBytes()));
+        if (!noPlot) {
+            output.writeCharts(charts(all, output.title()));
+            talk.println("curves: " + output.png());
+        }
+        talk.println("per-epoch numbers: " + output.csv());
+        talk.printf(Locale.ROOT, "test accuracy at the best validation epoch (%d, val %.2f%%): %.2f%%%n", best.stats().epoch(),
+                100 * best.stats().valAcc(), 100 * best.stats().testAcc());
+        talk.flush();
+    }
+
+    private static List<RunOutput.Panel> charts(List<GnnEpoch> all, String title) {
+        int n = all.size();
+        double[] x = new double[n];
+        double[] loss = new double[n];
+        double[] train = new double[n];
+        double[] val = new double[n];
+        double[] test = new double[n];
+        for (int i = 0; i < n; i++) {
+            EpochStats s = all.get(i).stats();
+            x[i] = s.epoch();
+            loss[i] = s.loss();
+            train[i] = 100 * s.trainAcc();
+            val[i] = 100 * s.valAcc();
+            test[i] = 100 * s.testAcc();
+        }
+        Map<String, double[]> lossSeries = new LinkedHashMap<>();
+        lossSeries.put("training loss", loss);
+        Map<String, double[]> accSeries = new LinkedHashMap<>();
+        accSeries.put("train", train);
+        accSeries.put("val", val);
+        accSeries.put("test", test);
+        return List.of(new RunOutput.Panel(title + ": loss", "cross-entropy", x, lossSeries),
+                new RunOutput.Panel(title + ": accuracy", "accuracy (%)", x, accSeries));
+    }
+}

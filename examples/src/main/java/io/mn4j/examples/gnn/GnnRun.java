@@ -1,0 +1,175 @@
+package io.mn4j.examples.gnn;
+
+import io.mn4j.communicator.Communicator;
+import io.mn4j.gnn.dist.AggregationMode;
+import io.mn4j.gnn.dist.GraphShardManager;
+import io.mn4j.gnn.nn.GnnModel;
+import io.mn4j.gnn.partition.PartitionData;
+import io.mn4j.gnn.partition.PartitionMetadata;
+import io.mn4j.gnn.train.EpochStats;
+import io.mn4j.gnn.train.FullGraphTrainer;
+import io.mn4j.gnn.train.LocalNodes;
+import java.util.Locale;
+import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.Adam;
+import org.bytedeco.pytorch.AdamOptions;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.global.torch;
+
+/**
+ * One rank's side of full-graph GNN training on a loaded partition: the shard manager in the
+ * chosen aggregation mode, the model, Adam with weight decay, and a {@link FullGraphTrainer}.
+ * {@code TrainGnn}, the epoch benchmark and the mpirun tests all train through this class, so they
+ * measure and test the same code.
+ *
+ * <p>Every epoch runs inside its own {@link PointerScope}: the tensors the step creates (activations,
+ * gradients, messages) are released when the epoch ends instead of whenever the garbage collector
+ * runs, so resident memory stays flat from epoch to epoch. What must outlive an epoch (parameters,
+ * optimizer state, the manager's cached edge weights and transposes) is created outside the scope
+ * or taken out of it by the library.
+ */
+public final class GnnRun implements AutoCloseable {
+    /** What to train and how. */
+    public record Config(GnnModel.Kind kind, AggregationMode mode, int hidden, int layers, int heads, double dropout, double lr,
+            double weightDecay, long seed) {
+
+        /** Kipf and Welling's Cora set-up: 2-layer GCN, hidden 16, dropout 0.5, Adam lr 0.01, weight decay 5e-4. */
+        public static Config gcnCora(AggregationMode mode, long seed) {
+            return new Config(GnnModel.Kind.GCN, mode, 16, 2, 1, 0.5, 0.01, 5e-4, seed);
+        }
+
+        /** Veličković et al.'s Cora GAT: 8 heads of 8 hidden units, ELU, dropout 0.6, lr 0.005, weight decay 5e-4. */
+        public static Config gatCora(AggregationMode mode, long seed) {
+            return new Config(GnnModel.Kind.GAT, mode, 64, 2, 8, 0.6, 0.005, 5e-4, seed);
+        }
+
+        public Config withDropout(double d) {
+            return new Config(kind, mode, hidden, layers, heads, d, lr, weightDecay, seed);
+        }
+
+        public Config withMode(AggregationMode m) {
+            return new Config(kind, m, hidden, layers, heads, dropout, lr, weightDecay, seed);
+        }
+
+        /** One line for logs and headers. */
+        public String describe() {
+            String width = kind == GnnModel.Kind.GAT ? heads + "x" + (hidden / Math.max(1, heads)) : String.valueOf(hidden);
+            return String.format(Locale.ROOT, "%d-layer %s (hidden %s, dropout %s), Adam lr %s weight decay %s, %s aggregation, seed %d",
+                    layers, kind, width, plain(dropout), plain(lr), plain(weightDecay), mode, seed);
+        }
+
+        private static String plain(double v) {
+            return java.math.BigDecimal.valueOf(v).stripTrailingZeros().toPlainString();
+        }
+    }
+
+    private final Communicator comm;
+    private final Config config;
+    private final PartitionData part;
+    private final GraphShardManager graph;
+    private final GnnModel model;
+    private final Adam adam;
+    private final FullGraphTrainer trainer;
+    private final Tensor features;
+
+    private GnnRun(Communicator comm, PartitionData part, Config c) {
+        PartitionMetadata m = part.metadata();
+        this.comm = comm;
+        this.config = c;
+        this.part = part;
+        this.graph = GraphShardManager.build(comm, part).mode(c.mode());
+        // Parameters start from the seed whatever the number of ranks (the trainer also broadcasts
+        // rank 0's); dropout masks then come from a stream of each rank's own.
+        torch.manual_seed(c.seed());
+        this.model = new GnnModel(c.kind(), m.featureSize(), c.hidden(), m.numClasses(), c.layers(), c.dropout(), c.heads());
+        torch.manual_seed(c.seed() * 7919 + 1 + comm.rank());
+        AdamOptions o = new AdamOptions(c.lr());
+        o.weight_decay().put(c.weightDecay());
+        this.adam = new Adam(model.parameters(), o);
+        Tensor x = part.features();
+        this.features = x.is_floating_point() && x.scalar_type().value == torch.ScalarType.Float.value ? x : x.to(torch.ScalarType.Float);
+        LocalNodes nodes = new LocalNodes(features, part.labels(), part.trainMask(), part.valMask(), part.testMask());
+        this.trainer = new FullGraphTrainer(comm, graph, model, adam, nodes);
+    }
+
+    /**
+     * Sets up training on this rank's partition (k on rank k). Collective. The partition must have
+     * features, labels and train/val/test masks; that is checked on the metadata, which every rank
+     * has read alike, so every rank fails alike.
+     */
+    public static GnnRun start(Communicator comm, PartitionData part, Config c) {
+        PartitionMetadata m = part.metadata();
+        if (m.featureSize() <= 0 || !m.hasLabels() || !m.hasMasks()) {
+            throw new IllegalArgumentException("the partitions must have node features, labels and train/val/test masks to train on (they have "
+                    + (m.featureSize() > 0 ? "" : "no ") + "features, " + (m.hasLabels() ? "" : "no ") + "labels, "
+                    + (m.hasMasks() ? "" : "no ") + "masks)");
+        }
+        if (c.layers() < 1 || c.hidden() < 1 || c.heads() < 1) {
+            throw new IllegalArgumentException("layers, hidden width and heads must be at least 1");
+        }
+        return new GnnRun(comm, part, c);
+    }
+
+    /** One training step and evaluation of every split; its temporaries are freed before it returns. Collective. */
+    public EpochStats epoch() {
+        try (PointerScope scope = new PointerScope()) {
+            return trainer.epoch();
+        }
+    }
+
+    /** Accuracy on the train, val and test nodes of all partitions. Collective. */
+    public double[] evaluate() {
+        try (PointerScope scope = new PointerScope()) {
+            return trainer.evaluate();
+        }
+    }
+
+    public Config config() {
+        return config;
+    }
+
+    /** The configuration in words. */
+    public String describe() {
+        return config.describe();
+    }
+
+    public GraphShardManager graph() {
+        return graph;
+    }
+
+    public GnnModel model() {
+        return model;
+    }
+
+    public FullGraphTrainer trainer() {
+        return trainer;
+    }
+
+    public PartitionData partition() {
+        return part;
+    }
+
+    public Communicator communicator() {
+        return comm;
+    }
+
+    /** Number of model parameters (the same on every rank). */
+    public long parameterCount() {
+        long n = 0;
+        var ps = model.parameters();
+        for (long i = 0; i < ps.size(); i++) {
+            n += ps.get(i).numel();
+        }
+        return n;
+    }
+
+    /** Releases the manager and the optimizer (not the partition, which the caller loaded). */
+    @Override
+    public void close() {
+        graph.close();
+        adam.close();
+        if (features != part.features()) {
+            features.close();
+        }
+    }
+}

@@ -1,0 +1,138 @@
+package io.mn4j.examples.gnn;
+
+import io.mn4j.gnn.graph.Graph;
+import io.mn4j.gnn.graph.SyntheticGraphs;
+import io.mn4j.gnn.io.EdgeListReader;
+import io.mn4j.gnn.io.NpzGraphReader;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.Locale;
+import picocli.CommandLine.Option;
+
+/**
+ * Where a graph comes from (a picocli mixin): Planetoid Cora, the synthetic planted-partition
+ * graph (the default, no download), a gnn-benchmark {@code .npz} file, or a plain edge list.
+ */
+public final class GraphOptions {
+    /** Environment variable with the path of {@code cora.npz}. */
+    public static final String CORA_ENV = "MN4J_CORA";
+    /** Places searched for {@code cora.npz} when {@value #CORA_ENV} is not set. */
+    public static final String[] CORA_PLACES = {"/work/shared/datasets/cora.npz", "datasets/cora.npz", "../shared/datasets/cora.npz"};
+
+    @Option(names = "--data", paramLabel = "cora|synthetic|FILE",
+            description = "Graph: 'synthetic' (planted partition, the default), 'cora' (Planetoid Cora with the public split; "
+                    + "$" + CORA_ENV + " or " + "/work/shared/datasets/cora.npz), a gnn-benchmark FILE.npz, or an edge list "
+                    + "(one 'src dst' per line; structure only).")
+    public String data = "synthetic";
+
+    @Option(names = "--nodes", paramLabel = "N", description = "Synthetic graph: nodes (default: ${DEFAULT-VALUE}).")
+    public long nodes = 60_000;
+
+    @Option(names = "--avg-degree", paramLabel = "D", description = "Synthetic graph: mean degree (default: ${DEFAULT-VALUE}).")
+    public double avgDegree = 10;
+
+    @Option(names = "--classes", paramLabel = "C", description = "Synthetic graph: classes (default: ${DEFAULT-VALUE}).")
+    public int classes = 8;
+
+    @Option(names = "--features", paramLabel = "F", description = "Synthetic graph: feature size (default: ${DEFAULT-VALUE}).")
+    public int features = 64;
+
+    @Option(names = "--homophily", paramLabel = "H",
+            description = "Synthetic graph: probability that an edge stays in its class (default: ${DEFAULT-VALUE}).")
+    public double homophily = 0.8;
+
+    @Option(names = "--graph-seed", paramLabel = "S", description = "Seed of the synthetic graph and of random splits (default: ${DEFAULT-VALUE}).")
+    public long graphSeed = 1;
+
+    @Option(names = "--split", paramLabel = "TRAIN,VAL", split = ",", arity = "1", hideParamSyntax = true,
+            description = "Random train/validation fractions (rest: test) for graphs without a split, and for the synthetic graph "
+                    + "(default: 0.1,0.1).")
+    public double[] split = {0.1, 0.1};
+
+    @Option(names = "--normalize-features", negatable = true, fallbackValue = "true",
+            description = "Divide each feature row by its sum (as Kipf & Welling and PyG's Cora examples do). Default: on for "
+                    + ".npz data (Cora), off for the synthetic graph, whose features are signed.")
+    public Boolean normalizeFeatures;
+
+    /** True for the built-in synthetic graph. */
+    public boolean isSynthetic() {
+        return data.equalsIgnoreCase("synthetic");
+    }
+
+    /** A short name of the data for titles: "cora", "synthetic" or the file name. */
+    public String label() {
+        if (isSynthetic() || data.equalsIgnoreCase("cora")) {
+            return data.toLowerCase(Locale.ROOT);
+        }
+        return Path.of(data).getFileName().toString();
+    }
+
+    /** Where {@code cora.npz} is: {@value #CORA_ENV} if set, else the first of {@link #CORA_PLACES} that exists. */
+    public static Path coraPath() throws NoSuchFileException {
+        String env = System.getenv(CORA_ENV);
+        if (env != null && !env.isBlank()) {
+            return Path.of(env);
+        }
+        for (String p : CORA_PLACES) {
+            if (Files.isRegularFile(Path.of(p))) {
+                return Path.of(p);
+            }
+        }
+        throw new NoSuchFileException("cora.npz", null, "not found in " + String.join(", ", CORA_PLACES) + "; set " + CORA_ENV);
+    }
+
+    /** Checks option values that need no data. */
+    public void validate() {
+        if (split.length != 2 || split[0] < 0 || split[1] < 0 || split[0] + split[1] > 1) {
+            throw new IllegalArgumentException("--split needs two fractions TRAIN,VAL with TRAIN+VAL <= 1");
+        }
+        if (isSynthetic() && (nodes < 2 || classes < 1 || features < 1 || avgDegree <= 0)) {
+            throw new IllegalArgumentException("synthetic graph needs --nodes >= 2, --classes >= 1, --features >= 1, --avg-degree > 0");
+        }
+    }
+
+    /**
+     * Loads or generates the graph. Graphs read from files get a random split when they have
+     * labels but none, and are made undirected when they are not (an edge list usually lists
+     * each edge once).
+     */
+    public Graph load() throws IOException {
+        validate();
+        if (isSynthetic()) {
+            return SyntheticGraphs.plantedPartition(nodes, avgDegree, classes, features, graphSeed,
+                    new SyntheticGraphs.Options().homophily(homophily).split(split[0], split[1]));
+        }
+        Path file = data.equalsIgnoreCase("cora") ? coraPath() : Path.of(data);
+        if (!Files.isRegularFile(file)) {
+            throw new NoSuchFileException(file.toString(), null, "graph file not found");
+        }
+        Graph g = file.toString().endsWith(".npz") ? NpzGraphReader.read(file) : EdgeListReader.read(file);
+        if (!g.isSymmetric()) {
+            g = replace(g, g.symmetrize());
+        }
+        if (g.hasLabels() && !g.hasMasks()) {
+            g = replace(g, g.withRandomSplit(split[0], split[1], graphSeed));
+        }
+        boolean normalize = normalizeFeatures != null ? normalizeFeatures : file.toString().endsWith(".npz");
+        if (normalize && g.hasFeatures()) {
+            g = replace(g, g.withRowNormalizedFeatures());
+        }
+        return g;
+    }
+
+    private static Graph replace(Graph old, Graph next) {
+        old.close();
+        return next;
+    }
+
+    /** A description of the data for the run's header line. */
+    public String describe(Graph g) {
+        String what = isSynthetic()
+                ? String.format(Locale.ROOT, "synthetic planted partition (homophily %.2f, graph seed %d)", homophily, graphSeed)
+                : label();
+        return what + ": " + g.numNodes() + " nodes, " + g.numEdges() + " directed edges, " + g.numFeatures() + " features, "
+                + g.numClasses() + " classes";
+    }
+}

@@ -1,0 +1,57 @@
+package io.mn4j.examples.gnn;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/** Process settings the GNN programs make first thing in {@code main}, before any JavaCPP class loads. */
+public final class JvmSetup {
+    private JvmSetup() {
+    }
+
+    /**
+     * Sets JavaCPP's limit on this process's resident memory, unless given on the command line
+     * ({@code -Dorg.bytedeco.javacpp.maxPhysicalBytes}), to 90% of the RAM divided by the ranks on
+     * this node. JavaCPP's own default (twice the maximum heap) ignores how many ranks share the
+     * machine; past the limit an allocation first runs the garbage collector, then throws an
+     * OutOfMemoryError, which beats being killed by the system.
+     */
+    public static void limitNativeMemory() {
+        if (System.getProperty("org.bytedeco.javacpp.maxPhysicalBytes") != null
+                || System.getProperty("org.bytedeco.javacpp.maxphysicalbytes") != null) {
+            return;
+        }
+        long ram = memTotalBytes();
+        if (ram <= 0) {
+            return;
+        }
+        int local = 1;
+        String env = System.getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+        try {
+            local = env == null ? 1 : Math.max(1, Integer.parseInt(env.trim()));
+        } catch (NumberFormatException ignored) {
+            // one rank per node then
+        }
+        System.setProperty("org.bytedeco.javacpp.maxPhysicalBytes", String.valueOf(ram / 10 * 9 / local));
+    }
+
+    /** The programs print what the library logs at info level: keep its warnings only, unless told otherwise. */
+    public static void quietLibraryLogs() {
+        if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
+            System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+        }
+    }
+
+    private static long memTotalBytes() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
+                if (line.startsWith("MemTotal:")) {
+                    return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+        return -1;
+    }
+}

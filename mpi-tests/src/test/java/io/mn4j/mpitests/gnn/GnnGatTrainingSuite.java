@@ -1,0 +1,63 @@
+package io.mn4j.mpitests.gnn;
+
+import io.mn4j.communicator.Communicator;
+import io.mn4j.examples.gnn.GnnRun;
+import io.mn4j.gnn.dist.AggregationMode;
+import io.mn4j.gnn.train.EpochStats;
+import io.mn4j.mpitests.Check;
+import io.mn4j.mpitests.Scenario;
+import java.io.IOException;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * {@link GnnTrainingSuite} plus GAT on Cora (8 heads of 8 hidden units, ELU, dropout 0.6, Adam lr
+ * 0.005, weight decay 5e-4) in each aggregation mode: test accuracy at the best validation epoch of
+ * at least 79%, and the per-epoch losses of the first {@value #LOSS_EPOCHS} epochs equal in the
+ * three modes to 1e-4 (the runs start from the same parameters and draw the same dropout masks).
+ * Meant for 2 and 4 ranks.
+ */
+public class GnnGatTrainingSuite extends GnnTrainingSuite {
+    static final int GAT_EPOCHS = 50;
+    static final int LOSS_EPOCHS = 20;
+
+    /** Each mode's run, kept for the comparison scenario that follows them in the same launch. */
+    private static final Map<AggregationMode, List<EpochStats>> RUNS = new EnumMap<>(AggregationMode.class);
+
+    @Override
+    public Map<String, Scenario> scenarios() {
+        Map<String, Scenario> s = super.scenarios();
+        for (AggregationMode mode : AggregationMode.values()) {
+            s.put("GAT on Cora in " + mode + " reaches 79% test accuracy", (c, check) -> gatCora(c, check, mode));
+        }
+        s.put("GAT on Cora: per-epoch losses equal in the three modes", GnnGatTrainingSuite::sameLosses);
+        return s;
+    }
+
+    private static void gatCora(Communicator c, Check check, AggregationMode mode) throws IOException {
+        List<EpochStats> epochs = train(c, TrainingData.cora(c.size()), GnnRun.Config.gatCora(mode, 1), GAT_EPOCHS);
+        RUNS.put(mode, epochs);
+        report(c, "GAT Cora " + mode, epochs);
+        EpochStats best = bestValidation(epochs);
+        check.isTrue("test accuracy at the best validation epoch >= 79%", best.testAcc() >= 0.79,
+                "test accuracy " + best.testAcc() + " at epoch " + best.epoch() + " (val " + best.valAcc() + ")");
+    }
+
+    private static void sameLosses(Communicator c, Check check) {
+        List<EpochStats> sar = RUNS.get(AggregationMode.SAR);
+        check.isTrue("all three modes ran", RUNS.size() == 3, "runs of " + RUNS.keySet());
+        if (sar == null) {
+            return;
+        }
+        for (AggregationMode mode : new AggregationMode[] {AggregationMode.SEQUENTIAL, AggregationMode.ONE_SHOT}) {
+            List<EpochStats> other = RUNS.get(mode);
+            if (other == null) {
+                continue;
+            }
+            for (int e = 0; e < LOSS_EPOCHS; e++) {
+                check.close(mode + " vs SAR, loss of epoch " + (e + 1), sar.get(e).loss(), other.get(e).loss(), 1e-4);
+            }
+        }
+    }
+}

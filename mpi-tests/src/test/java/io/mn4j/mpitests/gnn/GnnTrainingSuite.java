@@ -1,0 +1,149 @@
+package io.mn4j.mpitests.gnn;
+
+import io.mn4j.communicator.Communicator;
+import io.mn4j.examples.gnn.GnnRun;
+import io.mn4j.examples.gnn.Partitions;
+import io.mn4j.gnn.dist.AggregationMode;
+import io.mn4j.gnn.nn.GnnModel;
+import io.mn4j.gnn.partition.PartitionData;
+import io.mn4j.gnn.train.EpochStats;
+import io.mn4j.mpitests.Check;
+import io.mn4j.mpitests.Scenario;
+import io.mn4j.mpitests.ScenarioSuite;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/**
+ * Full-graph training through {@link GnnRun} (what {@code TrainGnn} runs) on the partitions of
+ * {@link TrainingData}, with as many partitions as ranks:
+ *
+ * <ul>
+ *   <li>Kipf and Welling's 2-layer GCN on Cora (hidden 16, dropout 0.5, Adam lr 0.01, weight decay
+ *       5e-4, 200 epochs) reaches 80% test accuracy at the epoch of best validation accuracy;
+ *   <li>the same GCN without dropout for 20 epochs: rank 0 writes the per-epoch losses, which the
+ *       JUnit side compares across launches with 1, 2 and 4 ranks;
+ *   <li>for GCN and GAT in every aggregation mode: a partitioning where all ranks but 0 own no
+ *       training node, and one where no partition has an edge to another, train exactly as the
+ *       same model on the whole graph in one process (losses to 1e-4, accuracies), and do not hang.
+ * </ul>
+ */
+public class GnnTrainingSuite implements ScenarioSuite {
+    static final int CORA_EPOCHS = 200;
+    static final int LOSS_EPOCHS = 20;
+    static final int EDGE_CASE_EPOCHS = 5;
+
+    @Override
+    public Map<String, Scenario> scenarios() {
+        Map<String, Scenario> s = new LinkedHashMap<>();
+        s.put("GCN on Cora reaches 80% test accuracy", GnnTrainingSuite::gcnCoraAccuracy);
+        s.put("GCN on Cora without dropout: losses for the comparison across rank counts", GnnTrainingSuite::gcnCoraLosses);
+        for (GnnModel.Kind kind : new GnnModel.Kind[] {GnnModel.Kind.GCN, GnnModel.Kind.GAT}) {
+            for (AggregationMode mode : AggregationMode.values()) {
+                s.put(kind + " " + mode + ": ranks without training nodes train as one process",
+                        (c, check) -> matchesOneProcess(c, check, TrainingData::noTrain, small(kind, mode)));
+                s.put(kind + " " + mode + ": partitions without edges between them train as one process",
+                        (c, check) -> matchesOneProcess(c, check, TrainingData::isolated, small(kind, mode)));
+            }
+        }
+        return s;
+    }
+
+    static GnnRun.Config small(GnnModel.Kind kind, AggregationMode mode) {
+        return new GnnRun.Config(kind, mode, 8, 2, 2, 0.0, 0.01, 5e-4, 3);
+    }
+
+    private static void gcnCoraAccuracy(Communicator c, Check check) throws IOException {
+        List<EpochStats> epochs = train(c, TrainingData.cora(c.size()), GnnRun.Config.gcnCora(AggregationMode.SAR, 1), CORA_EPOCHS);
+        EpochStats best = bestValidation(epochs);
+        report(c, "GCN Cora SAR", epochs);
+        check.isTrue("test accuracy at the best validation epoch >= 80%", best.testAcc() >= 0.80,
+                "test accuracy " + best.testAcc() + " at epoch " + best.epoch() + " (val " + best.valAcc() + ")");
+        check.isTrue("training loss falls", last(epochs).loss() < epochs.get(0).loss() / 2,
+                "loss " + epochs.get(0).loss() + " -> " + last(epochs).loss());
+    }
+
+    private static void gcnCoraLosses(Communicator c, Check check) throws IOException {
+        List<EpochStats> epochs = train(c, TrainingData.cora(c.size()),
+                GnnRun.Config.gcnCora(AggregationMode.SAR, 1).withDropout(0), LOSS_EPOCHS);
+        check.equal("epochs", LOSS_EPOCHS, epochs.size());
+        check.isTrue("losses are finite and fall", epochs.stream().allMatch(e -> Double.isFinite(e.loss()))
+                && last(epochs).loss() < epochs.get(0).loss(), "losses " + losses(epochs));
+        if (c.rank() == 0) {
+            Files.writeString(TrainingData.result("gcn-losses-np" + c.size() + ".txt"), losses(epochs) + "\n", StandardCharsets.UTF_8);
+        }
+    }
+
+    /**
+     * Trains on the K-part directory and on the 1-part directory alone on each rank (the whole graph
+     * in one process), from the same initial parameters: every epoch must agree.
+     */
+    private static void matchesOneProcess(Communicator c, Check check, java.util.function.IntFunction<Path> dirs, GnnRun.Config config) {
+        List<EpochStats> dist = train(c, dirs.apply(c.size()), config, EDGE_CASE_EPOCHS);
+        List<EpochStats> ref;
+        try (Communicator alone = c.split(c.rank(), 0)) {
+            ref = train(alone, dirs.apply(1), config, EDGE_CASE_EPOCHS);
+        }
+        check.equal("epochs", ref.size(), dist.size());
+        for (int e = 0; e < Math.min(ref.size(), dist.size()); e++) {
+            EpochStats a = ref.get(e);
+            EpochStats b = dist.get(e);
+            check.close("loss of epoch " + (e + 1), a.loss(), b.loss(), 1e-4);
+            check.close("train accuracy of epoch " + (e + 1), a.trainAcc(), b.trainAcc(), 0.005);
+            check.close("test accuracy of epoch " + (e + 1), a.testAcc(), b.testAcc(), 0.005);
+        }
+        check.isTrue("the loss falls", last(dist).loss() < dist.get(0).loss(), "losses " + losses(dist));
+    }
+
+    /** Loads this rank's partition of {@code dir}, trains {@code epochs} epochs, returns every epoch's numbers. */
+    static List<EpochStats> train(Communicator c, Path dir, GnnRun.Config config, int epochs) {
+        List<EpochStats> out = new ArrayList<>();
+        try (PartitionData part = Partitions.load(c, dir); GnnRun run = GnnRun.start(c, part, config)) {
+            for (int e = 0; e < epochs; e++) {
+                out.add(run.epoch());
+            }
+        }
+        return out;
+    }
+
+    /** The first epoch with the highest validation accuracy (the model TrainGnn reports). */
+    static EpochStats bestValidation(List<EpochStats> epochs) {
+        EpochStats best = epochs.get(0);
+        for (EpochStats e : epochs) {
+            if (e.valAcc() > best.valAcc()) {
+                best = e;
+            }
+        }
+        return best;
+    }
+
+    static EpochStats last(List<EpochStats> epochs) {
+        return epochs.get(epochs.size() - 1);
+    }
+
+    static String losses(List<EpochStats> epochs) {
+        return epochs.stream().map(e -> String.format(Locale.ROOT, "%.9g", e.loss())).collect(Collectors.joining(","));
+    }
+
+    /** Rank 0 appends the run's accuracy and time to the results summary the JUnit side prints. */
+    static void report(Communicator c, String what, List<EpochStats> epochs) throws IOException {
+        if (c.rank() != 0) {
+            return;
+        }
+        EpochStats best = bestValidation(epochs);
+        double seconds = epochs.stream().mapToDouble(EpochStats::seconds).sum();
+        String line = String.format(Locale.ROOT,
+                "np=%d %s, %d epochs: test accuracy %.2f%% at the best validation epoch %d (val %.2f%%), final test %.2f%%, %.1f s training",
+                c.size(), what, epochs.size(), 100 * best.testAcc(), best.epoch(), 100 * best.valAcc(), 100 * last(epochs).testAcc(), seconds);
+        Files.writeString(TrainingData.result("summary.txt"), line + "\n", StandardCharsets.UTF_8, StandardOpenOption.CREATE,
+                StandardOpenOption.APPEND);
+    }
+}

@@ -1,0 +1,157 @@
+package io.mn4j.mpitests.gnn;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.mn4j.examples.Partition;
+import io.mn4j.examples.TrainGnn;
+import io.mn4j.mpitests.MpiLauncher;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.RandomAccessFile;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+/**
+ * The {@code Partition} and {@code TrainGnn} programs: {@code Partition} in this JVM (it needs no
+ * MPI), {@code TrainGnn} under {@code mpirun -np 2} on the directory it wrote and on a small
+ * synthetic graph it partitions itself; bad partition directories end the job on every rank with a
+ * message, a non-zero exit code and no hang.
+ */
+class TrainGnnCliTest {
+    static final long TIMEOUT = 300;
+
+    /** Runs a picocli command in this JVM; returns its exit code and output. */
+    static String[] inProcess(Object command, String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine cl = new CommandLine(command);
+        cl.setOut(new PrintWriter(out));
+        cl.setErr(new PrintWriter(err));
+        int code = cl.execute(args);
+        return new String[] {String.valueOf(code), out.toString(), err.toString()};
+    }
+
+    static MpiLauncher.Result trainGnn(Path out, String... args) throws Exception {
+        Files.createDirectories(out);
+        List<String> all = new ArrayList<>(List.of("--no-progress", "--out", out.toString()));
+        all.addAll(Arrays.asList(args));
+        return MpiLauncher.run(2, TrainGnn.class.getName(), all, out, TIMEOUT);
+    }
+
+    static Path partitionCora(Path dir, int parts) {
+        String[] r = inProcess(new Partition(), "--data", "cora", "--parts", String.valueOf(parts), "--method", "ldg", "--out", dir.toString());
+        assertEquals("0", r[0], () -> "Partition failed:\n" + r[1] + r[2]);
+        return dir;
+    }
+
+    @Test
+    void helpDescribesTheOptions() {
+        String[] t = inProcess(new TrainGnn(), "--help");
+        assertEquals("0", t[0]);
+        for (String option : List.of("--data", "--model", "--mode", "--partitions", "--partitioner", "--epochs", "--hidden", "--layers",
+                "--heads", "--dropout", "--lr", "--weight-decay", "--seed", "--nodes", "maxPhysicalBytes")) {
+            assertTrue(t[1].contains(option), "TrainGnn --help lacks " + option + ":\n" + t[1]);
+        }
+        String[] p = inProcess(new Partition(), "--help");
+        assertEquals("0", p[0]);
+        assertTrue(p[1].contains("--parts") && p[1].contains("--method") && p[1].contains("--out"), p[1]);
+        String[] bad = inProcess(new TrainGnn(), "--mode", "fast");
+        assertEquals("2", bad[0], "a usage error");
+        assertTrue(bad[2].contains("unknown --mode 'fast'"), bad[2]);
+    }
+
+    @Test
+    void partitionWritesADirectoryTrainGnnTrainsOn() throws Exception {
+        Path base = Files.createTempDirectory("mn4j-traingnn-cli-");
+        String[] r = inProcess(new Partition(), "--data", "cora", "--parts", "2", "--method", "ldg", "--out", base.resolve("parts").toString());
+        assertEquals("0", r[0], () -> r[1] + r[2]);
+        for (String s : List.of("2708 nodes", "partitioned by ldg into 2 parts", "edge cut:", "balance (largest / mean): nodes",
+                "communication volume:", "rows sent per layer")) {
+            assertTrue(r[1].contains(s), "Partition output lacks '" + s + "':\n" + r[1]);
+        }
+        assertTrue(Files.exists(base.resolve("parts/metadata.json")));
+
+        Path out = base.resolve("run");
+        MpiLauncher.Result t = trainGnn(out, "--partitions", base.resolve("parts").toString(), "--epochs", "3", "--hidden", "8");
+        assertFalse(t.timedOut(), t::describe);
+        assertEquals(0, t.exitCode(), t::describe);
+        assertTrue(t.output().contains("over 2 ranks") && t.output().contains("partitions " + base.resolve("parts")), t::describe);
+        assertTrue(t.output().contains("epoch 3/3"), t::describe);
+        assertTrue(t.output().contains("test accuracy at the best validation epoch"), t::describe);
+        assertEquals(4, Files.readAllLines(out.resolve("epochs.csv")).size(), "header and 3 epochs");
+        assertTrue(Files.size(out.resolve("curves.png")) > 1000, "curves.png written");
+        deleteRecursively(base);
+    }
+
+    @Test
+    void defaultSyntheticPathOnASmallGraphLearns() throws Exception {
+        Path out = Files.createTempDirectory("mn4j-traingnn-syn-");
+        MpiLauncher.Result t = trainGnn(out, "--nodes", "4000", "--epochs", "30", "--hidden", "16", "--mode", "oneshot",
+                "--partitioner", "ldg", "--no-plot");
+        assertFalse(t.timedOut(), t::describe);
+        assertEquals(0, t.exitCode(), t::describe);
+        assertTrue(Files.exists(out.resolve("partitions/metadata.json")), "rank 0 wrote the partitions");
+        List<String> lines = Files.readAllLines(out.resolve("epochs.csv"));
+        assertEquals(31, lines.size(), t::describe);
+        double first = Double.parseDouble(lines.get(1).split(",")[1]);
+        double lastLoss = Double.parseDouble(lines.get(30).split(",")[1]);
+        double testAcc = Double.parseDouble(lines.get(30).split(",")[4]);
+        long bytes = Long.parseLong(lines.get(30).split(",")[6]);
+        assertTrue(lastLoss < first * 0.8, "loss falls: " + first + " -> " + lastLoss);
+        assertTrue(testAcc > 0.5, "8 classes: far above chance after 30 epochs, got " + testAcc);
+        assertTrue(bytes > 0, "bytes sent are reported");
+        String last = t.output().strip().lines().reduce((a, b) -> b).orElse("");
+        assertTrue(last.startsWith("test accuracy at the best validation epoch"), "the final line: " + last);
+        deleteRecursively(out);
+    }
+
+    @Test
+    void badPartitionDirectoriesEndTheJobOnEveryRank() throws Exception {
+        Path base = Files.createTempDirectory("mn4j-traingnn-bad-");
+
+        MpiLauncher.Result missing = trainGnn(base.resolve("missing"), "--partitions", base.resolve("nowhere").toString());
+        assertFailedOnEveryRank(missing, "nowhere");
+
+        Path corrupt = partitionCora(base.resolve("corrupt"), 2);
+        try (RandomAccessFile f = new RandomAccessFile(corrupt.resolve("part-1/features.npy").toFile(), "rw")) {
+            f.setLength(f.length() / 2);
+        }
+        MpiLauncher.Result cut = trainGnn(base.resolve("cut"), "--partitions", corrupt.toString());
+        assertFailedOnEveryRank(cut, "part-1/features.npy");
+        assertTrue(cut.output().contains("TrainGnn: rank 0: stopping because another rank failed"), cut::describe);
+
+        Path four = partitionCora(base.resolve("four"), 4);
+        MpiLauncher.Result mismatch = trainGnn(base.resolve("mismatch"), "--partitions", four.toString());
+        assertFailedOnEveryRank(mismatch, "split into 4 partitions but the job expects 2");
+        deleteRecursively(base);
+    }
+
+    /** Removes a test's files once it passed (a failed test keeps them for a look). */
+    static void deleteRecursively(Path dir) throws IOException {
+        try (var paths = Files.walk(dir)) {
+            for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+
+    private static void assertFailedOnEveryRank(MpiLauncher.Result r, String fragment) throws IOException {
+        assertFalse(r.timedOut(), () -> "hung:\n" + r.describe());
+        assertNotEquals(0, r.exitCode(), r::describe);
+        for (int rank = 0; rank < 2; rank++) {
+            String prefix = "TrainGnn: rank " + rank + ": ";
+            assertTrue(r.output().lines().anyMatch(l -> l.startsWith(prefix)), () -> "no message from rank:\n" + r.describe());
+        }
+        assertTrue(r.output().contains(fragment), () -> "message lacks '" + fragment + "':\n" + r.describe());
+        assertFalse(r.output().contains("Exception in thread"), () -> "a clean message, not a stack trace:\n" + r.describe());
+    }
+}
