@@ -1,9 +1,12 @@
 package io.mn4j.gnn.dist;
 
+import io.mn4j.gnn.util.Tensors;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
+import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorBase;
@@ -20,13 +23,30 @@ import org.bytedeco.pytorch.TensorTensorHook;
  * the other ranks, in the same order on every rank.
  *
  * <p>Hooks are JavaCPP function pointers that must stay reachable while the graph lives: the
- * bridge keeps them, and the {@link Registry} keeps the bridge until its proxy hook has run.
+ * bridge keeps them (outside any {@link PointerScope}), and the {@link Registry} keeps the bridge
+ * until its proxy hook has run. The proxies and the zero term are ordinary tensors of the caller's
+ * scope: autograd keeps what it needs of them, so the caller may release them once the bridge is
+ * wired.
  */
 final class GradientBridge {
     /** Keeps bridges alive until their backward has run. */
     static final class Registry {
         private final List<GradientBridge> live = new ArrayList<>();
         private static final int MAX_LIVE = 256;
+        /** Tensors a hook returned: LibTorch copies them after the hook returns, so they are closed later. */
+        private final ConcurrentLinkedQueue<Tensor> returned = new ConcurrentLinkedQueue<>();
+
+        void releaseLater(Tensor t) {
+            returned.add(Tensors.unscoped(t));
+        }
+
+        /** Closes the handles of tensors earlier hooks returned (LibTorch holds its own references). */
+        void drain() {
+            Tensor t;
+            while ((t = returned.poll()) != null) {
+                t.close();
+            }
+        }
 
         synchronized void add(GradientBridge b) {
             // A forward with autograd whose backward never runs would otherwise grow this forever.
@@ -55,9 +75,12 @@ final class GradientBridge {
     GradientBridge(Registry registry, Tensor... inputs) {
         this.registry = registry;
         this.proxies = new Tensor[inputs.length];
+        registry.drain();
         Tensor z = null;
         for (int i = 0; i < inputs.length; i++) {
-            proxies[i] = inputs[i].mul(new Scalar(1.0));
+            // A view, not a copy (x·1 would hold a copy of every input until backward): a distinct
+            // autograd node whose hook sees the input's whole gradient.
+            proxies[i] = inputs[i].view(Tensors.shape(inputs[i]));
             Tensor zi = proxies[i].sum().mul(new Scalar(0.0));
             z = z == null ? zi : z.add(zi);
         }
@@ -72,32 +95,46 @@ final class GradientBridge {
 
     /** Calls {@code sink} with (a copy of) the gradient of {@code t} when backward reaches it. */
     void onGrad(Tensor t, Consumer<Tensor> sink) {
-        TensorTensorHook hook = new TensorTensorHook() {
+        // Hooks outlive the caller's PointerScope (they run in backward): keep them out of it.
+        TensorTensorHook hook = Tensors.unscoped(new TensorTensorHook() {
             @Override
             public TensorBase call(TensorBase grad) {
-                sink.accept(new Tensor(grad).clone());
+                registry.drain();
+                try (Tensor g = new Tensor(grad)) {
+                    sink.accept(g.clone());
+                }
                 return grad;
             }
-        };
+        });
         hooks.add(hook);
         t.register_hook(hook);
     }
 
     /**
      * When the gradient of input {@code i} is complete, {@code extra} maps it to a tensor that is
-     * added to it (the contributions autograd could not see; null adds nothing).
+     * added to it (the contributions autograd could not see; null adds nothing). The bridge owns
+     * what {@code extra} returns and closes it; every other tensor {@code extra} makes in the
+     * calling thread is released when the hook returns.
      */
     void onInputGrad(int i, UnaryOperator<Tensor> extra) {
         pendingInputHooks++;
-        TensorTensorHook hook = new TensorTensorHook() {
+        TensorTensorHook hook = Tensors.unscoped(new TensorTensorHook() {
             @Override
             public TensorBase call(TensorBase grad) {
-                Tensor g = new Tensor(grad);
-                Tensor added = extra.apply(g);
-                inputHookDone();
-                return added == null ? g : g.add(added);
+                registry.drain();
+                try (PointerScope s = new PointerScope()) {
+                    Tensor g = new Tensor(grad);
+                    Tensor added = extra.apply(g);
+                    inputHookDone();
+                    Tensor result = added == null ? g : g.add(added);
+                    if (added != null) {
+                        added.close();
+                    }
+                    registry.releaseLater(result);
+                    return result;
+                }
             }
-        };
+        });
         hooks.add(hook);
         proxies[i].register_hook(hook);
     }

@@ -12,6 +12,7 @@ import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
@@ -33,6 +34,13 @@ import org.slf4j.LoggerFactory;
  * {@link #aggregate(Tensor, Tensor, ShardOperator)} (anything else, e.g. attention); the
  * {@link AggregationMode} decides how remote shards are fetched and how gradients go back.
  * Collective: every rank calls the same aggregations in the same order.
+ *
+ * <p>Memory: each aggregation runs in a {@code PointerScope} of its own and each shard step in
+ * another, so fetched blocks, per-shard states, recomputed graphs and gradients are released as
+ * soon as they are used, not when the caller's scope closes; only the result (in the caller's
+ * scope) and what autograd saved outlive the call. What SAR's backward reads (the layer's inputs,
+ * the final softmax state, the output) is held by handles of its own and closed once backward has
+ * used it.
  */
 public final class GraphShardManager implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(GraphShardManager.class);
@@ -261,20 +269,31 @@ public final class GraphShardManager implements AutoCloseable {
      */
     public Tensor aggregate(Tensor x, EdgeNorm norm) {
         checkRows(x, "aggregate");
-        Tensor local = weights(norm)[rank].apply(x);
-        if (norm == EdgeNorm.GCN) {
-            local = local.add(x.mul(selfLoopWeight().to(x.scalar_type())));
-        }
-        if (parts == 1) {
-            return local;
-        }
-        switch (mode) {
-            case ONE_SHOT:
-                return local.add(oneShotSum(x, norm));
-            case SEQUENTIAL:
-                return local.add(sequentialSum(x, norm));
-            default:
-                return local.add(sarSum(x, norm));
+        // Temporaries of this call (fetched blocks, partial sums, proxies) are released when it
+        // returns; only the result and what autograd saved live on. Without this, every one of
+        // them would live until the caller's scope closes (an epoch) or the GC runs.
+        PointerScope outer = PointerScope.getInnerScope();
+        try (PointerScope scope = new PointerScope()) {
+            Tensor local = weights(norm)[rank].apply(x);
+            if (norm == EdgeNorm.GCN) {
+                local = local.add(x.mul(selfLoopWeight().to(x.scalar_type())));
+            }
+            Tensor out;
+            if (parts == 1) {
+                out = local;
+            } else {
+                switch (mode) {
+                    case ONE_SHOT:
+                        out = local.add(oneShotSum(x, norm));
+                        break;
+                    case SEQUENTIAL:
+                        out = local.add(sequentialSum(x, norm));
+                        break;
+                    default:
+                        out = local.add(sarSum(x, norm));
+                }
+            }
+            return Tensors.escape(scope, outer, out);
         }
     }
 
@@ -285,7 +304,11 @@ public final class GraphShardManager implements AutoCloseable {
         Tensor acc = torch.zeros(new long[] {numLocal, x.size(1)}, x.options());
         try (NoGradGuard g = new NoGradGuard()) {
             Ring.fetch(comm, TAG_FORWARD, prefetchDepth, p -> data.index_select(0, shards[p].sendRows),
-                    (p, block) -> acc.add_(w[p].forward(block)));
+                    (p, block) -> {
+                        try (Tensor part = w[p].forward(block)) {
+                            acc.add_(part);
+                        }
+                    });
         }
         if (!x.requires_grad() || !org.bytedeco.pytorch.GradMode.is_enabled()) {
             return acc;
@@ -294,7 +317,14 @@ public final class GraphShardManager implements AutoCloseable {
         Tensor out = bridge.attach(acc);
         Tensor[] gradOut = new Tensor[1];
         bridge.onGrad(out, g -> gradOut[0] = g);
-        bridge.onInputGrad(0, g -> pushGradients(g, p -> w[p].transposeForward(gradOut[0])));
+        bridge.onInputGrad(0, g -> {
+            try {
+                return pushGradients(g, p -> w[p].transposeForward(gradOut[0]));
+            } finally {
+                gradOut[0].close();
+                gradOut[0] = null;
+            }
+        });
         return out;
     }
 
@@ -308,15 +338,36 @@ public final class GraphShardManager implements AutoCloseable {
         GradientBridge bridge = new GradientBridge(bridges, x);
         Tensor[] blockGrads = new Tensor[parts];
         Tensor[] acc = {null};
+        PointerScope callScope = PointerScope.getInnerScope();
         Ring.fetch(comm, TAG_FORWARD, prefetchDepth, p -> data.index_select(0, shards[p].sendRows),
                 (p, block) -> {
-                    Tensor fetched = bridge.attach(block);
-                    bridge.onGrad(fetched, g -> blockGrads[p] = g);
-                    Tensor part = w[p].apply(fetched);
-                    acc[0] = acc[0] == null ? part : acc[0].add(part);
+                    try (PointerScope step = new PointerScope()) {
+                        Tensor fetched = bridge.attach(block);
+                        bridge.onGrad(fetched, g -> blockGrads[p] = g);
+                        Tensor part = w[p].apply(fetched);
+                        Tensor next = Tensors.escape(step, callScope, acc[0] == null ? part : acc[0].add(part));
+                        if (acc[0] != null) {
+                            acc[0].close();
+                        }
+                        acc[0] = next;
+                    }
                 });
-        bridge.onInputGrad(0, g -> pushGradients(g, p -> blockGrads[p]));
+        bridge.onInputGrad(0, g -> pushAndRelease(g, blockGrads));
         return acc[0];
+    }
+
+    /** {@link #pushGradients} of the fetched blocks' gradients, which are closed afterwards. */
+    private Tensor pushAndRelease(Tensor like, Tensor[] blockGrads) {
+        try {
+            return pushGradients(like, p -> blockGrads[p]);
+        } finally {
+            for (int p = 0; p < blockGrads.length; p++) {
+                if (blockGrads[p] != null) {
+                    blockGrads[p].close();
+                    blockGrads[p] = null;
+                }
+            }
+        }
     }
 
     /**
@@ -373,43 +424,76 @@ public final class GraphShardManager implements AutoCloseable {
         checkRows(src, "aggregate");
         Csr local = op.selfLoops() ? localEdgesWithSelfLoops() : shards[rank].edges;
         boolean grad = org.bytedeco.pytorch.GradMode.is_enabled();
-        if (mode == AggregationMode.ONE_SHOT) {
-            List<Tensor> state = op.shard(local, dst, src);
-            if (parts > 1) {
-                state = op.combine(state, op.shard(haloGraph(EdgeNorm.SUM).matrix(), dst, fetchAllBoundaryRows(src)));
+        // As in aggregate(x, norm): the call's temporaries go when it returns.
+        PointerScope outer = PointerScope.getInnerScope();
+        try (PointerScope scope = new PointerScope()) {
+            Tensor out;
+            if (mode == AggregationMode.ONE_SHOT) {
+                List<Tensor> state = op.shard(local, dst, src);
+                if (parts > 1) {
+                    state = op.combine(state, op.shard(haloGraph(EdgeNorm.SUM).matrix(), dst, fetchAllBoundaryRows(src)));
+                }
+                out = op.finish(state);
+            } else if (mode == AggregationMode.SEQUENTIAL && grad) {
+                out = sequentialGeneric(local, dst, src, op);
+            } else {
+                out = sarGeneric(local, dst, src, op);
             }
-            return op.finish(state);
+            return Tensors.escape(scope, outer, out);
         }
-        if (mode == AggregationMode.SEQUENTIAL && grad) {
-            return sequentialGeneric(local, dst, src, op);
+    }
+
+    /**
+     * {@code step} in a scope of its own: the state it returns moves to {@code to} and replaces
+     * {@code previous} (closed, except tensors the new state reuses); every other tensor it makes
+     * is released at once, so one shard's temporaries live at a time.
+     */
+    private static List<Tensor> shardStep(PointerScope to, List<Tensor> previous, java.util.function.Supplier<List<Tensor>> step) {
+        List<Tensor> next;
+        try (PointerScope s = new PointerScope()) {
+            next = step.get();
+            for (Tensor t : next) {
+                Tensors.escape(s, to, t);
+            }
         }
-        return sarGeneric(local, dst, src, op);
+        if (previous != null) {
+            for (Tensor t : previous) {
+                if (next.stream().noneMatch(n -> n == t)) {
+                    t.close();
+                }
+            }
+        }
+        return next;
     }
 
     private Tensor sequentialGeneric(Csr local, Tensor dst, Tensor src, ShardOperator op) {
         GradientBridge bridge = new GradientBridge(bridges, src);
         Tensor data = src.detach().contiguous();
         Tensor[] blockGrads = new Tensor[parts];
-        List<List<Tensor>> state = new ArrayList<>(List.of(op.shard(local, dst, src)));
+        PointerScope callScope = PointerScope.getInnerScope();
+        List<List<Tensor>> state = new ArrayList<>(1);
+        state.add(shardStep(callScope, null, () -> op.shard(local, dst, src)));
         Ring.fetch(comm, TAG_FORWARD, prefetchDepth, p -> data.index_select(0, shards[p].sendRows),
-                (p, block) -> {
+                (p, block) -> state.set(0, shardStep(callScope, state.get(0), () -> {
                     Tensor fetched = bridge.attach(block);
                     bridge.onGrad(fetched, g -> blockGrads[p] = g);
-                    state.set(0, op.combine(state.get(0), op.shard(shards[p].edges, dst, fetched)));
-                });
-        bridge.onInputGrad(0, g -> pushGradients(g, p -> blockGrads[p]));
+                    return op.combine(state.get(0), op.shard(shards[p].edges, dst, fetched));
+                })));
+        bridge.onInputGrad(0, g -> pushAndRelease(g, blockGrads));
         return op.finish(state.get(0));
     }
 
     private Tensor sarGeneric(Csr local, Tensor dst, Tensor src, ShardOperator op) {
+        PointerScope callScope = PointerScope.getInnerScope();
         Tensor dstData = dst.detach();
         Tensor srcData = src.detach().contiguous();
         List<List<Tensor>> state = new ArrayList<>(1);
         Tensor out;
         try (NoGradGuard g = new NoGradGuard()) {
-            state.add(op.shard(local, dstData, srcData));
+            state.add(shardStep(callScope, null, () -> op.shard(local, dstData, srcData)));
             Ring.fetch(comm, TAG_FORWARD, prefetchDepth, p -> srcData.index_select(0, shards[p].sendRows),
-                    (p, block) -> state.set(0, op.combine(state.get(0), op.shard(shards[p].edges, dstData, block))));
+                    (p, block) -> state.set(0, shardStep(callScope, state.get(0),
+                            () -> op.combine(state.get(0), op.shard(shards[p].edges, dstData, block)))));
             out = op.finish(state.get(0));
         }
         if (!org.bytedeco.pytorch.GradMode.is_enabled()) {
@@ -432,9 +516,23 @@ public final class GraphShardManager implements AutoCloseable {
         GradientBridge bridge = new GradientBridge(bridges, bridged.toArray(new Tensor[0]));
         Tensor result = bridge.attach(out);
         Tensor[][] extras = new Tensor[1][];
-        List<Tensor> finalState = state.get(0);
-        Tensor outData = out;
-        bridge.onGrad(result, g -> extras[0] = rematerialize(g, op, local, dstData, srcData, finalState, outData, needed));
+        // What the rematerialization reads must outlive this call and every scope of the caller
+        // (backward comes later): handles of their own, closed as soon as backward has used them
+        // (or by the garbage collector if backward never runs).
+        List<Tensor> finalState = new ArrayList<>();
+        for (Tensor t : state.get(0)) {
+            finalState.add(Tensors.own(t));
+        }
+        Tensor dstKept = Tensors.own(dstData), srcKept = Tensors.own(srcData), outKept = Tensors.own(out);
+        bridge.onGrad(result, g -> {
+            try {
+                extras[0] = rematerialize(g, op, local, dstKept, srcKept, finalState, outKept, needed);
+            } finally {
+                g.close();
+                finalState.forEach(Tensor::close);
+                Tensors.closeAll(dstKept, srcKept, outKept);
+            }
+        });
         for (int i = 0, b = 0; i < inputs.size(); i++) {
             if (needed[i]) {
                 int k = i;
@@ -454,24 +552,44 @@ public final class GraphShardManager implements AutoCloseable {
             List<Tensor> finalState, Tensor out, boolean[] needed) {
         List<Tensor> params = op.parameters();
         Tensor[] sums = new Tensor[2 + params.size()];
-        sums[0] = torch.zeros_like(srcData);
-        sums[1] = torch.zeros_like(dstData);
-        for (int i = 0; i < params.size(); i++) {
-            sums[2 + i] = torch.zeros_like(params.get(i));
-        }
-        try (org.bytedeco.pytorch.AutoGradMode on = new org.bytedeco.pytorch.AutoGradMode(true)) {
-            shardGradients(op, local, dstData, srcData, gradOut, finalState, out, params, sums, true);
-            Ring.refetchAndReturn(comm, TAG_REFETCH, TAG_BACKWARD,
-                    p -> srcData.index_select(0, shards[p].sendRows),
-                    (p, block) -> shardGradients(op, shards[p].edges, dstData, block, gradOut, finalState, out,
-                            params, sums, false),
-                    (p, grad) -> sums[0].index_add_(0, shards[p].sendRows, grad.to(srcData.scalar_type())));
+        try (PointerScope scope = new PointerScope()) {
+            sums[0] = torch.zeros_like(srcData);
+            sums[1] = torch.zeros_like(dstData);
+            for (int i = 0; i < params.size(); i++) {
+                sums[2 + i] = torch.zeros_like(params.get(i));
+            }
+            try (org.bytedeco.pytorch.AutoGradMode on = new org.bytedeco.pytorch.AutoGradMode(true)) {
+                shardGradients(op, local, dstData, srcData, gradOut, finalState, out, params, sums, true);
+                Ring.refetchAndReturn(comm, TAG_REFETCH, TAG_BACKWARD,
+                        p -> srcData.index_select(0, shards[p].sendRows),
+                        (p, block) -> shardGradients(op, shards[p].edges, dstData, block, gradOut, finalState, out,
+                                params, sums, false),
+                        (p, grad) -> {
+                            try (Tensor g = grad.to(srcData.scalar_type())) {
+                                sums[0].index_add_(0, shards[p].sendRows, g);
+                            }
+                        });
+            }
+            // The bridge's input hooks take (and close) the needed ones, later in this backward.
+            for (int i = 0; i < sums.length; i++) {
+                sums[i] = needed[i] ? Tensors.own(sums[i]) : null;
+            }
         }
         return sums;
     }
 
     /** Gradients of one shard's surrogate; accumulates dst, params (and src if local) into sums. */
     private static Tensor shardGradients(ShardOperator op, Csr edges, Tensor dstData, Tensor srcRows, Tensor gradOut,
+            List<Tensor> finalState, Tensor out, List<Tensor> params, Tensor[] sums, boolean localSource) {
+        // The recomputed graph and its gradients go when this shard is done: one shard at a time.
+        PointerScope outer = PointerScope.getInnerScope();
+        try (PointerScope scope = new PointerScope()) {
+            Tensor srcGrad = shardGradientsInScope(op, edges, dstData, srcRows, gradOut, finalState, out, params, sums, localSource);
+            return srcGrad == null ? null : Tensors.escape(scope, outer, srcGrad);
+        }
+    }
+
+    private static Tensor shardGradientsInScope(ShardOperator op, Csr edges, Tensor dstData, Tensor srcRows, Tensor gradOut,
             List<Tensor> finalState, Tensor out, List<Tensor> params, Tensor[] sums, boolean localSource) {
         Tensor dstLeaf = dstData.detach().set_requires_grad(true);
         Tensor srcLeaf = srcRows.detach().set_requires_grad(true);
@@ -481,7 +599,8 @@ public final class GraphShardManager implements AutoCloseable {
         org.bytedeco.pytorch.TensorVector grads = torch.grad(new TensorVector(s),
                 new TensorVector(wrt.toArray(new Tensor[0])), new TensorVector(),
                 new org.bytedeco.pytorch.BoolOptional(false), false, true);
-        Tensor srcGrad = grads.get(0).defined() ? grads.get(0) : torch.zeros_like(srcLeaf);
+        // get(0) is a reference into the vector: an owning handle survives it.
+        Tensor srcGrad = grads.get(0).defined() ? new Tensor(grads.get(0)) : torch.zeros_like(srcLeaf);
         for (int i = 1; i < wrt.size(); i++) {
             Tensor gi = grads.get(i);
             if (gi.defined()) {

@@ -1,6 +1,8 @@
 package io.mn4j.gnn.nn;
 
 import io.mn4j.gnn.dist.GraphShardManager;
+import io.mn4j.gnn.util.Tensors;
+import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Module;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
@@ -27,7 +29,11 @@ public final class GATConv extends Module {
     }
 
     public Tensor forward(GraphShardManager graph, Tensor x) {
-        Tensor h = x.matmul(weight);
-        return graph.aggregate(h, h, attention).add(bias);
+        // Temporaries the backward does not need are released here, not when the caller's scope ends.
+        PointerScope outer = PointerScope.getInnerScope();
+        try (PointerScope scope = new PointerScope()) {
+            Tensor h = x.matmul(weight);
+            return Tensors.escape(scope, outer, graph.aggregate(h, h, attention).add(bias));
+        }
     }
 }

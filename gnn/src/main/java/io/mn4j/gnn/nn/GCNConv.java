@@ -2,6 +2,8 @@ package io.mn4j.gnn.nn;
 
 import io.mn4j.gnn.dist.EdgeNorm;
 import io.mn4j.gnn.dist.GraphShardManager;
+import io.mn4j.gnn.util.Tensors;
+import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Module;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
@@ -22,6 +24,10 @@ public final class GCNConv extends Module {
     }
 
     public Tensor forward(GraphShardManager graph, Tensor x) {
-        return graph.aggregate(x.matmul(weight), EdgeNorm.GCN).add(bias);
+        // x·W and the raw sum are not needed by backward: released here, not when the caller's scope ends.
+        PointerScope outer = PointerScope.getInnerScope();
+        try (PointerScope scope = new PointerScope()) {
+            return Tensors.escape(scope, outer, graph.aggregate(x.matmul(weight), EdgeNorm.GCN).add(bias));
+        }
     }
 }

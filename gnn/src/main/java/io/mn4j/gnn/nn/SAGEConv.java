@@ -2,6 +2,8 @@ package io.mn4j.gnn.nn;
 
 import io.mn4j.gnn.dist.EdgeNorm;
 import io.mn4j.gnn.dist.GraphShardManager;
+import io.mn4j.gnn.util.Tensors;
+import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Module;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
@@ -26,9 +28,13 @@ public final class SAGEConv extends Module {
     }
 
     public Tensor forward(GraphShardManager graph, Tensor x) {
-        Tensor neighbours = transformFirst
-                ? graph.aggregate(x.matmul(weightNeighbours), EdgeNorm.MEAN)
-                : graph.aggregate(x, EdgeNorm.MEAN).matmul(weightNeighbours);
-        return neighbours.add(bias).add(x.matmul(weightRoot));
+        // Temporaries the backward does not need are released here, not when the caller's scope ends.
+        PointerScope outer = PointerScope.getInnerScope();
+        try (PointerScope scope = new PointerScope()) {
+            Tensor neighbours = transformFirst
+                    ? graph.aggregate(x.matmul(weightNeighbours), EdgeNorm.MEAN)
+                    : graph.aggregate(x, EdgeNorm.MEAN).matmul(weightNeighbours);
+            return Tensors.escape(scope, outer, neighbours.add(bias).add(x.matmul(weightRoot)));
+        }
     }
 }
