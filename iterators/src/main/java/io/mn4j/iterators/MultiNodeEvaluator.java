@@ -4,6 +4,7 @@ import io.mn4j.communicator.Communicator;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
+import org.bytedeco.javacpp.PointerScope;
 
 /**
  * ChainerMN's {@code create_multi_node_evaluator}, made exact for parts of unequal size: each
@@ -36,7 +37,9 @@ public final class MultiNodeEvaluator {
      * Evaluates {@code metricsOfBatch} over one pass of a non-repeating iterator on every rank and
      * combines the results. {@code metricsOfBatch} returns, for a batch, the mean of each metric
      * over that batch's examples; it is weighted by the batch size. A rank may pass null (no local
-     * data, for instance a rank of a model-parallel job that computes no loss).
+     * data, for instance a rank of a model-parallel job that computes no loss). Each batch is
+     * evaluated inside a {@code PointerScope}: tensors made while evaluating it are released
+     * afterwards (call {@code retainReference()} on any that must outlive it).
      */
     public static Metrics evaluate(Communicator comm, BatchIterator iterator,
             Function<Batch, Map<String, Double>> metricsOfBatch) {
@@ -46,9 +49,13 @@ public final class MultiNodeEvaluator {
         Metrics local = new Metrics();
         if (iterator != null) {
             while (iterator.hasNext()) {
-                Batch b = iterator.next();
-                for (Map.Entry<String, Double> e : metricsOfBatch.apply(b).entrySet()) {
-                    local.addMean(e.getKey(), e.getValue(), b.size());
+                // the batch and whatever the metric function makes of it are native memory the
+                // garbage collector does not see: release them batch by batch
+                try (PointerScope scope = new PointerScope()) {
+                    Batch b = iterator.next();
+                    for (Map.Entry<String, Double> e : metricsOfBatch.apply(b).entrySet()) {
+                        local.addMean(e.getKey(), e.getValue(), b.size());
+                    }
                 }
             }
         }

@@ -80,9 +80,14 @@ public final class TrainingLoop {
             } while (!it.isNewEpoch());
             double seconds = (System.nanoTime() - t0) / 1e9;
             bar.finish();
-            Metrics trainAll = MultiNodeEvaluator.aggregate(comm, train);
-            Metrics test = eval.run();
-            List<Long> rss = comm.allgatherObj(Memory.rssBytes());
+            Metrics trainAll;
+            Metrics test;
+            List<Long> rss;
+            try (PointerScope scope = new PointerScope()) {
+                trainAll = MultiNodeEvaluator.aggregate(comm, train);
+                test = eval.run();
+                rss = comm.allgatherObj(Memory.rssBytes());
+            }
             EpochStats s = new EpochStats(epoch, trainAll.mean("loss"), trainAll.mean("accuracy"), test.mean("loss"),
                     test.mean("accuracy"), seconds, trainAll.count("loss") / seconds, rss.get(0), Collections.max(rss));
             all.add(s);
