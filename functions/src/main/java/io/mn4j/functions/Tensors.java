@@ -68,7 +68,7 @@ final class Tensors {
     static Tensor owned(Tensor t) {
         Tensor mine;
         try (PointerScope scope = new PointerScope()) {
-            mine = t.detach().contiguous();
+            mine = t.is_contiguous() ? t.detach() : t.detach().contiguous();
             mine.retainReference();
         }
         return mine;

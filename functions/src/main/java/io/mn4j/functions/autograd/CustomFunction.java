@@ -194,7 +194,7 @@ public final class CustomFunction {
                     continue;
                 }
                 Tensor out = y.variable_data();
-                out.unsqueeze(0).narrow(0, 0, 0).add_(hub);
+                (out.dim() == 0 ? out.unsqueeze(0) : out).narrow(0, 0, 0).add_(hub);
                 Node outNode = out.grad_fn();
                 outNode.add_pre_hook(ctx.hold(new CaptureHook(ctx, j, backwardAtOutput)));
                 if (schedule == Schedule.EAGER) {

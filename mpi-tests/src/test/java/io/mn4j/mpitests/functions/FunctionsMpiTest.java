@@ -1,19 +1,31 @@
 package io.mn4j.mpitests.functions;
 
 import io.mn4j.mpitests.MpiSuiteTests;
+import io.mn4j.mpitests.Scenario;
+import io.mn4j.mpitests.ScenarioSuite;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicNode;
 import org.junit.jupiter.api.TestFactory;
 
-/** The function suites under mpirun with 1, 2, 3 and 4 ranks. */
+/**
+ * The function suites under mpirun with 1, 2, 3 and 4 ranks: one launch per rank count for both
+ * suites (a launch costs seconds of JVM and MPI start-up).
+ */
 class FunctionsMpiTest {
-    @TestFactory
-    Stream<DynamicNode> functions() {
-        return MpiSuiteTests.forRanks(FunctionsSuite.class, 240, 1, 2, 3, 4);
+    /** {@link FunctionsSuite} then {@link ModelSuite}, in one launch. */
+    public static class All implements ScenarioSuite {
+        @Override
+        public Map<String, Scenario> scenarios() {
+            Map<String, Scenario> s = new LinkedHashMap<>(new FunctionsSuite().scenarios());
+            s.putAll(new ModelSuite().scenarios());
+            return s;
+        }
     }
 
     @TestFactory
-    Stream<DynamicNode> models() {
-        return MpiSuiteTests.forRanks(ModelSuite.class, 300, 1, 2, 3, 4);
+    Stream<DynamicNode> functionsAndModels() {
+        return MpiSuiteTests.forRanks(All.class, 420, 1, 2, 3, 4);
     }
 }
