@@ -28,7 +28,7 @@ public final class GraphOptions {
     public String data = "synthetic";
 
     @Option(names = "--nodes", paramLabel = "N", description = "Synthetic graph: nodes (default: ${DEFAULT-VALUE}).")
-    public long nodes = 60_000;
+    public long nodes = 150_000;
 
     @Option(names = "--avg-degree", paramLabel = "D", description = "Synthetic graph: mean degree (default: ${DEFAULT-VALUE}).")
     public double avgDegree = 10;
