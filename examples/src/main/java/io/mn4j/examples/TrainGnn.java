@@ -184,9 +184,14 @@ public final class TrainGnn implements Callable<Integer> {
             if (talk && partitions != null && !data.data.equals("synthetic")) {
                 stdout.println("note: --data " + data.data + " is ignored, the partitions in " + partitions + " are used");
             }
-            try (PartitionData part = Partitions.load(comm, dir);
-                    GnnRun run = Partitions.agree(comm, "setting up training", () -> GnnRun.start(comm, part, config))) {
-                train(comm, run, dir, outDir, talk ? stdout : null);
+            try (PartitionData part = Partitions.load(comm, dir)) {
+                Partitions.agree(comm, "checking " + dir, () -> {
+                    GnnRun.check(part.metadata(), config);
+                    return null;
+                });
+                try (GnnRun run = GnnRun.start(comm, part, config)) {
+                    train(comm, run, dir, outDir, talk ? stdout : null);
+                }
             }
             return 0;
         } catch (JobInputException e) {
