@@ -184,9 +184,14 @@ public final class TrainGnn implements Callable<Integer> {
             if (talk && partitions != null && !data.data.equals("synthetic")) {
                 stdout.println("note: --data " + data.data + " is ignored, the partitions in " + partitions + " are used");
             }
-            try (PartitionData part = Partitions.load(comm, dir);
-                    GnnRun run = Partitions.agree(comm, "setting up training", () -> GnnRun.start(comm, part, config))) {
-                train(comm, run, dir, outDir, talk ? stdout : null);
+            try (PartitionData part = Partitions.load(comm, dir)) {
+                Partitions.agree(comm, "checking " + dir, () -> {
+                    GnnRun.check(part.metadata(), config);
+                    return null;
+                });
+                try (GnnRun run = GnnRun.start(comm, part, config)) {
+                    train(comm, run, dir, outDir, talk ? stdout : null);
+                }
             }
             return 0;
         } catch (JobInputException e) {
@@ -238,17 +243,21 @@ public final class TrainGnn implements Callable<Integer> {
         List<GnnEpoch> all = new ArrayList<>();
         long t0 = System.nanoTime();
         for (int e = 1; e <= epochs; e++) {
+            long aggregation0 = run.graph().communicator().stats().totalBytesSent();
             EpochStats s = run.epoch();
-            List<long[]> ranks = comm.allgatherObj(new long[] {s.bytesSent(), Memory.rssBytes(), Memory.peakRssBytes()});
+            long aggregation = run.graph().communicator().stats().totalBytesSent() - aggregation0;
+            List<long[]> ranks = comm.allgatherObj(new long[] {s.bytesSent(), aggregation, Memory.rssBytes(), Memory.peakRssBytes()});
             long bytes = 0;
+            long aggregationAll = 0;
             long[] rss = new long[n];
             long[] peak = new long[n];
             for (int r = 0; r < n; r++) {
                 bytes += ranks.get(r)[0];
-                rss[r] = ranks.get(r)[1];
-                peak[r] = ranks.get(r)[2];
+                aggregationAll += ranks.get(r)[1];
+                rss[r] = ranks.get(r)[2];
+                peak[r] = ranks.get(r)[3];
             }
-            GnnEpoch ge = new GnnEpoch(s, bytes, rss, peak);
+            GnnEpoch ge = new GnnEpoch(s, bytes, aggregationAll, rss, peak);
             all.add(ge);
             if (talk != null) {
                 bar.finish();

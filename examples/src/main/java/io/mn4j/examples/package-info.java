@@ -8,7 +8,11 @@
  *   <li>{@link io.mn4j.examples.TrainEnsemble}: an ensemble averaging the ranks' outputs with a
  *       differentiable allgather;</li>
  *   <li>{@link io.mn4j.examples.TrainDualParallel}: model parallel within pairs of ranks, data
- *       parallel across pairs, using communicator splits.</li>
+ *       parallel across pairs, using communicator splits;</li>
+ *   <li>{@link io.mn4j.examples.TrainGnn}: full-graph GNN training (GCN, GraphSAGE, GAT) on a graph
+ *       partitioned over the ranks, in SAR, sequential or one-shot aggregation;</li>
+ *   <li>{@link io.mn4j.examples.Partition}: partitions a graph for {@code TrainGnn} (a single
+ *       process) and prints the edge cut, balance and communication volume.</li>
  * </ul>
  * Rank 0 prints one line per epoch (loss, accuracy, time, throughput, resident memory) and writes
  * {@code epochs.csv} and {@code curves.png} to the output directory.

@@ -97,6 +97,9 @@ public final class GnnEpochBenchmark implements Callable<Integer> {
     @Option(names = "--hidden", paramLabel = "W", description = "GCN hidden width (default: ${DEFAULT-VALUE}).")
     int hidden = 16;
 
+    @Option(names = "--dropout", paramLabel = "P", description = "Dropout of the timed runs (default: ${DEFAULT-VALUE}).")
+    double dropout = 0.5;
+
     @Option(names = "--what", paramLabel = "time|bytes", description = "time (1 rank) or bytes (2+ ranks); default: time with 1 rank, bytes with more.")
     String what;
 
@@ -132,8 +135,8 @@ public final class GnnEpochBenchmark implements Callable<Integer> {
     private void timing(Communicator comm) throws IOException {
         PrintStream out = System.out;
         List<String[]> rows = new ArrayList<>();
-        out.printf("GnnEpochBenchmark: 2-layer GCN (hidden %d, dropout 0.5, Adam lr 0.01, wd 5e-4), %d warm-up + %d timed epochs per "
-                + "variant, interleaved; %d LibTorch threads; OPENBLAS_CORETYPE=%s%n", hidden, warmup, epochs, torch.get_num_threads(),
+        out.printf(Locale.ROOT, "GnnEpochBenchmark: 2-layer GCN (hidden %d, dropout %s, Adam lr 0.01, wd 5e-4), %d warm-up + %d timed epochs "
+                + "per variant, interleaved; %d LibTorch threads; OPENBLAS_CORETYPE=%s%n", hidden, dropout, warmup, epochs, torch.get_num_threads(),
                 System.getenv().getOrDefault("OPENBLAS_CORETYPE", "(unset)"));
         for (String d : data) {
             GraphOptions source = new GraphOptions();
@@ -144,13 +147,13 @@ public final class GnnEpochBenchmark implements Callable<Integer> {
             try (Graph g = source.load()) {
                 description = source.describe(g);
                 PartitionWriter.write(dir, g, new int[(int) g.numNodes()], 1, "whole", 0);
-                variants.add(new Plain("plain embedding_bag", g, hidden, false, false));
-                variants.add(new Plain("plain sparse_csr", g, hidden, true, false));
-                variants.add(new Plain("plain embedding_bag, torch.dropout", g, hidden, false, true));
+                variants.add(new Plain("plain embedding_bag", g, hidden, false, false, dropout));
+                variants.add(new Plain("plain sparse_csr", g, hidden, true, false, dropout));
+                variants.add(new Plain("plain embedding_bag, torch.dropout", g, hidden, false, true, dropout));
             }
             try (PartitionData part = Partitions.load(comm, dir)) {
-                variants.add(0, new Mn4j("mn4j SAR", comm, part, AggregationMode.SAR, hidden));
-                variants.add(1, new Mn4j("mn4j ONE_SHOT", comm, part, AggregationMode.ONE_SHOT, hidden));
+                variants.add(0, new Mn4j("mn4j SAR", comm, part, AggregationMode.SAR, hidden, dropout));
+                variants.add(1, new Mn4j("mn4j ONE_SHOT", comm, part, AggregationMode.ONE_SHOT, hidden, dropout));
                 out.println();
                 out.println(description);
                 out.println(sameMath(comm, part, dir));
@@ -198,9 +201,8 @@ public final class GnnEpochBenchmark implements Callable<Integer> {
     private String sameMath(Communicator comm, PartitionData part, Path dir) throws IOException {
         GnnRun.Config c = new GnnRun.Config(GnnModel.Kind.GCN, AggregationMode.SAR, hidden, 2, 1, 0.0, 0.01, 5e-4, 11);
         try (GnnRun run = GnnRun.start(comm, part, c); Graph whole = wholeGraph(dir, part);
-                Plain plain = new Plain("check", whole, hidden, false, false)) {
+                Plain plain = new Plain("check", whole, hidden, false, false, 0)) {
             plain.copyParameters(run.model());
-            plain.dropout = 0;
             double a = run.epoch().loss();
             double b = plain.epoch();
             return String.format(Locale.ROOT, "  same function: first-epoch loss without dropout from the same parameters, mn4j %.7f, plain %.7f",
@@ -247,9 +249,9 @@ public final class GnnEpochBenchmark implements Callable<Integer> {
     private static final class Mn4j extends Variant {
         final GnnRun run;
 
-        Mn4j(String name, Communicator comm, PartitionData part, AggregationMode mode, int hidden) {
+        Mn4j(String name, Communicator comm, PartitionData part, AggregationMode mode, int hidden, double dropout) {
             super(name);
-            this.run = GnnRun.start(comm, part, new GnnRun.Config(GnnModel.Kind.GCN, mode, hidden, 2, 1, 0.5, 0.01, 5e-4, 1));
+            this.run = GnnRun.start(comm, part, new GnnRun.Config(GnnModel.Kind.GCN, mode, hidden, 2, 1, dropout, 0.01, 5e-4, 1));
         }
 
         @Override
@@ -284,10 +286,11 @@ public final class GnnEpochBenchmark implements Callable<Integer> {
         final Adam adam;
         final boolean sparse;
         final boolean torchDropout;
-        double dropout = 0.5;
+        double dropout;
 
-        Plain(String name, Graph g, int hidden, boolean sparse, boolean torchDropout) {
+        Plain(String name, Graph g, int hidden, boolean sparse, boolean torchDropout, double dropout) {
             super(name);
+            this.dropout = dropout;
             this.sparse = sparse;
             this.torchDropout = torchDropout;
             try (Graph loops = g.withSelfLoops()) {

@@ -9,13 +9,14 @@ import java.util.stream.LongStream;
 /**
  * One epoch of {@code TrainGnn} as rank 0 reports it: the trainer's numbers (loss before the step,
  * accuracies after it, over all partitions), the epoch's wall time on rank 0, the bytes all ranks
- * sent during it, and the resident set size of every rank after it (current and peak).
+ * sent during it (all of mn4j's traffic, and the part the shard managers sent for neighbourhood
+ * aggregation), and the resident set size of every rank after it (current and peak).
  */
-public record GnnEpoch(EpochStats stats, long bytesSentAllRanks, long[] rssBytes, long[] peakRssBytes) {
+public record GnnEpoch(EpochStats stats, long bytesSentAllRanks, long aggregationBytesAllRanks, long[] rssBytes, long[] peakRssBytes) {
 
     /** CSV column names for a job of {@code ranks} ranks. */
     public static String csvHeader(int ranks) {
-        StringBuilder sb = new StringBuilder("epoch,loss,train_accuracy,val_accuracy,test_accuracy,seconds,bytes_sent,max_rss_mib");
+        StringBuilder sb = new StringBuilder("epoch,loss,train_accuracy,val_accuracy,test_accuracy,seconds,bytes_sent,bytes_sent_aggregation,max_rss_mib");
         for (int r = 0; r < ranks; r++) {
             sb.append(",peak_rss_mib_rank").append(r);
         }
@@ -24,9 +25,9 @@ public record GnnEpoch(EpochStats stats, long bytesSentAllRanks, long[] rssBytes
 
     /** The CSV line (losses with full precision, so runs can be compared exactly). */
     public String csvLine() {
-        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%d,%.9g,%.6f,%.6f,%.6f,%.4f,%d,%.1f", stats.epoch(),
+        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%d,%.9g,%.6f,%.6f,%.6f,%.4f,%d,%d,%.1f", stats.epoch(),
                 stats.loss(), stats.trainAcc(), stats.valAcc(), stats.testAcc(), stats.seconds(), bytesSentAllRanks,
-                maxRssBytes() / 1048576.0));
+                aggregationBytesAllRanks, maxRssBytes() / 1048576.0));
         for (long p : peakRssBytes) {
             sb.append(String.format(Locale.ROOT, ",%.1f", p / 1048576.0));
         }
@@ -45,9 +46,10 @@ public record GnnEpoch(EpochStats stats, long bytesSentAllRanks, long[] rssBytes
                 ? Arrays.stream(peakRssBytes).mapToObj(p -> String.format(Locale.ROOT, "%.0f", p / 1048576.0)).collect(Collectors.joining("|"))
                 : String.format(Locale.ROOT, "max %.0f", LongStream.of(peakRssBytes).max().orElse(0) / 1048576.0);
         return String.format(Locale.ROOT,
-                "epoch %" + width.length() + "d/%s  loss %.4f  train %6.2f%%  val %6.2f%%  test %6.2f%%  %7.3f s  sent %s  peak RSS %s MiB",
+                "epoch %" + width.length() + "d/%s  loss %.4f  train %6.2f%%  val %6.2f%%  test %6.2f%%  %7.3f s  sent %s (aggregation %s)"
+                        + "  peak RSS %s MiB",
                 stats.epoch(), width, stats.loss(), 100 * stats.trainAcc(), 100 * stats.valAcc(), 100 * stats.testAcc(),
-                stats.seconds(), bytes(bytesSentAllRanks), peaks);
+                stats.seconds(), bytes(bytesSentAllRanks), bytes(aggregationBytesAllRanks), peaks);
     }
 
     /** Bytes in KiB/MiB/GiB with one or two decimals. */

@@ -93,12 +93,22 @@ public final class GnnRun implements AutoCloseable {
     }
 
     /**
-     * Sets up training on this rank's partition (k on rank k). Collective. The partition must have
-     * features, labels and train/val/test masks; that is checked on the metadata, which every rank
-     * has read alike, so every rank fails alike.
+     * Sets up training on this rank's partition (k on rank k). Collective. Checks first what
+     * {@link #check} checks; that depends only on the metadata, which every rank has read alike, so
+     * every rank fails alike, before any communication.
      */
     public static GnnRun start(Communicator comm, PartitionData part, Config c) {
-        PartitionMetadata m = part.metadata();
+        check(part.metadata(), c);
+        return new GnnRun(comm, part, c);
+    }
+
+    /**
+     * Whether {@code c} can train on partitions with this metadata: features, labels and
+     * train/val/test masks must be there, and the sizes must be positive.
+     *
+     * @throws IllegalArgumentException saying what is missing
+     */
+    public static void check(PartitionMetadata m, Config c) {
         if (m.featureSize() <= 0 || !m.hasLabels() || !m.hasMasks()) {
             throw new IllegalArgumentException("the partitions must have node features, labels and train/val/test masks to train on (they have "
                     + (m.featureSize() > 0 ? "" : "no ") + "features, " + (m.hasLabels() ? "" : "no ") + "labels, "
@@ -107,7 +117,9 @@ public final class GnnRun implements AutoCloseable {
         if (c.layers() < 1 || c.hidden() < 1 || c.heads() < 1) {
             throw new IllegalArgumentException("layers, hidden width and heads must be at least 1");
         }
-        return new GnnRun(comm, part, c);
+        if (c.kind() == GnnModel.Kind.GAT && c.hidden() % c.heads() != 0) {
+            throw new IllegalArgumentException("GAT: the hidden width " + c.hidden() + " is not a multiple of " + c.heads() + " heads");
+        }
     }
 
     /** One training step and evaluation of every split; its temporaries are freed before it returns. Collective. */

@@ -28,7 +28,7 @@ public final class GraphOptions {
     public String data = "synthetic";
 
     @Option(names = "--nodes", paramLabel = "N", description = "Synthetic graph: nodes (default: ${DEFAULT-VALUE}).")
-    public long nodes = 60_000;
+    public long nodes = 150_000;
 
     @Option(names = "--avg-degree", paramLabel = "D", description = "Synthetic graph: mean degree (default: ${DEFAULT-VALUE}).")
     public double avgDegree = 10;
@@ -94,9 +94,10 @@ public final class GraphOptions {
     }
 
     /**
-     * Loads or generates the graph. Graphs read from files get a random split when they have
-     * labels but none, and are made undirected when they are not (an edge list usually lists
-     * each edge once).
+     * Loads or generates the graph. Graphs read from files are made undirected when they are not
+     * (an edge list usually lists each edge once), lose their self loops (the GCN and GAT layers add
+     * their own, so a stored loop would count twice), and get a random split when they have labels
+     * but none.
      */
     public Graph load() throws IOException {
         validate();
@@ -112,6 +113,9 @@ public final class GraphOptions {
         if (!g.isSymmetric()) {
             g = replace(g, g.symmetrize());
         }
+        if (hasSelfLoops(g)) {
+            g = replace(g, g.withoutSelfLoops());
+        }
         if (g.hasLabels() && !g.hasMasks()) {
             g = replace(g, g.withRandomSplit(split[0], split[1], graphSeed));
         }
@@ -120,6 +124,19 @@ public final class GraphOptions {
             g = replace(g, g.withRowNormalizedFeatures());
         }
         return g;
+    }
+
+    private static boolean hasSelfLoops(Graph g) {
+        long[] rp = g.adjacency().rowptrArray();
+        int[] col = g.adjacency().colArray();
+        for (int v = 0; v + 1 < rp.length; v++) {
+            for (long e = rp[v]; e < rp[v + 1]; e++) {
+                if (col[(int) e] == v) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     private static Graph replace(Graph old, Graph next) {

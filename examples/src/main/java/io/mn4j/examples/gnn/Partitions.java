@@ -27,7 +27,8 @@ public final class Partitions {
 
     /**
      * Runs {@code body} on every rank (a rank with nothing to do may return null at once), then
-     * agrees across {@code comm} whether it failed anywhere. Collective.
+     * agrees across {@code comm} whether it failed anywhere. Collective. The body must not
+     * communicate: a rank failing inside a collective would leave the others in it.
      *
      * @param what what the body does, for messages ("loading partition 1 of /tmp/parts")
      * @return this rank's result when no rank failed

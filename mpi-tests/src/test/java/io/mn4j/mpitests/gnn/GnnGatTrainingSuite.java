@@ -19,7 +19,7 @@ import java.util.Map;
  * Meant for 2 and 4 ranks.
  */
 public class GnnGatTrainingSuite extends GnnTrainingSuite {
-    static final int GAT_EPOCHS = 50;
+    static final int GAT_EPOCHS = 30;
     static final int LOSS_EPOCHS = 20;
 
     /** Each mode's run, kept for the comparison scenario that follows them in the same launch. */

@@ -3,6 +3,7 @@ package io.mn4j.mpitests.gnn;
 import io.mn4j.communicator.Communicator;
 import io.mn4j.examples.gnn.GnnRun;
 import io.mn4j.examples.gnn.Partitions;
+import io.mn4j.examples.support.Memory;
 import io.mn4j.gnn.dist.AggregationMode;
 import io.mn4j.gnn.nn.GnnModel;
 import io.mn4j.gnn.partition.PartitionData;
@@ -28,7 +29,8 @@ import java.util.stream.Collectors;
  *
  * <ul>
  *   <li>Kipf and Welling's 2-layer GCN on Cora (hidden 16, dropout 0.5, Adam lr 0.01, weight decay
- *       5e-4, 200 epochs) reaches 80% test accuracy at the epoch of best validation accuracy;
+ *       5e-4, 200 epochs) reaches 80% test accuracy at the epoch of best validation accuracy, and
+ *       every rank's resident memory stays flat from epoch 20 on (per-epoch pointer scopes);
  *   <li>the same GCN without dropout for 20 epochs: rank 0 writes the per-epoch losses, which the
  *       JUnit side compares across launches with 1, 2 and 4 ranks;
  *   <li>for GCN and GAT in every aggregation mode: a partitioning where all ranks but 0 own no
@@ -40,6 +42,9 @@ public class GnnTrainingSuite implements ScenarioSuite {
     static final int CORA_EPOCHS = 200;
     static final int LOSS_EPOCHS = 20;
     static final int EDGE_CASE_EPOCHS = 5;
+    /** Resident memory may grow by this much (Java heap pages touched for the first time) after epoch {@link #RSS_FROM}. */
+    static final long RSS_SLACK = 150L << 20;
+    static final int RSS_FROM = 20;
 
     @Override
     public Map<String, Scenario> scenarios() {
@@ -62,9 +67,25 @@ public class GnnTrainingSuite implements ScenarioSuite {
     }
 
     private static void gcnCoraAccuracy(Communicator c, Check check) throws IOException {
-        List<EpochStats> epochs = train(c, TrainingData.cora(c.size()), GnnRun.Config.gcnCora(AggregationMode.SAR, 1), CORA_EPOCHS);
+        List<EpochStats> epochs = new ArrayList<>();
+        long[] rss = new long[CORA_EPOCHS];
+        try (PartitionData part = Partitions.load(c, TrainingData.cora(c.size()));
+                GnnRun run = GnnRun.start(c, part, GnnRun.Config.gcnCora(AggregationMode.SAR, 1))) {
+            for (int e = 0; e < CORA_EPOCHS; e++) {
+                epochs.add(run.epoch());
+                rss[e] = Memory.rssBytes();
+            }
+        }
+        // Each epoch allocates tens of MiB of temporaries (dropout masks, activations, gradients):
+        // without the per-epoch scope they would pile up until the garbage collector ran.
+        long settled = rss[RSS_FROM - 1];
+        long peak = java.util.Arrays.stream(rss, RSS_FROM - 1, CORA_EPOCHS).max().orElse(settled);
+        check.isTrue("resident memory stays flat from epoch " + RSS_FROM, peak - settled < RSS_SLACK,
+                String.format(Locale.ROOT, "RSS %.1f MiB after epoch %d, up to %.1f MiB later", settled / 1048576.0, RSS_FROM,
+                        peak / 1048576.0));
         EpochStats best = bestValidation(epochs);
-        report(c, "GCN Cora SAR", epochs);
+        report(c, String.format(Locale.ROOT, "GCN Cora SAR (rank 0 RSS %.0f MiB after epoch %d, at most %.0f MiB after)", settled / 1048576.0,
+                RSS_FROM, peak / 1048576.0), epochs);
         check.isTrue("test accuracy at the best validation epoch >= 80%", best.testAcc() >= 0.80,
                 "test accuracy " + best.testAcc() + " at epoch " + best.epoch() + " (val " + best.valAcc() + ")");
         check.isTrue("training loss falls", last(epochs).loss() < epochs.get(0).loss() / 2,

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.mn4j.examples.Partition;
 import io.mn4j.examples.TrainGnn;
+import io.mn4j.gnn.partition.PartitionReader;
 import io.mn4j.mpitests.MpiLauncher;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -81,9 +82,11 @@ class TrainGnnCliTest {
         assertTrue(Files.exists(base.resolve("parts/metadata.json")));
 
         Path out = base.resolve("run");
-        MpiLauncher.Result t = trainGnn(out, "--partitions", base.resolve("parts").toString(), "--epochs", "3", "--hidden", "8");
+        MpiLauncher.Result t = trainGnn(out, "--partitions", base.resolve("parts").toString(), "--epochs", "3", "--hidden", "8",
+                "--model", "sage", "--mode", "sequential");
         assertFalse(t.timedOut(), t::describe);
         assertEquals(0, t.exitCode(), t::describe);
+        assertTrue(t.output().contains("2-layer SAGE") && t.output().contains("SEQUENTIAL aggregation"), t::describe);
         assertTrue(t.output().contains("over 2 ranks") && t.output().contains("partitions " + base.resolve("parts")), t::describe);
         assertTrue(t.output().contains("epoch 3/3"), t::describe);
         assertTrue(t.output().contains("test accuracy at the best validation epoch"), t::describe);
@@ -106,9 +109,18 @@ class TrainGnnCliTest {
         double lastLoss = Double.parseDouble(lines.get(30).split(",")[1]);
         double testAcc = Double.parseDouble(lines.get(30).split(",")[4]);
         long bytes = Long.parseLong(lines.get(30).split(",")[6]);
+        long aggregation = Long.parseLong(lines.get(30).split(",")[7]);
         assertTrue(lastLoss < first * 0.8, "loss falls: " + first + " -> " + lastLoss);
         assertTrue(testAcc > 0.5, "8 classes: far above chance after 30 epochs, got " + testAcc);
-        assertTrue(bytes > 0, "bytes sent are reported");
+        // One-shot: per epoch every boundary row crosses once per layer forward, once back as a
+        // gradient and once in the evaluation forward, at the layer's width (16 hidden, 8 classes);
+        // besides, the differentiable alltoall checks the order of collectives in backward with a
+        // 16-byte allreduce per layer and rank.
+        long volume = PartitionReader.readMetadata(out.resolve("partitions")).commVolume();
+        long rows = 3 * volume * (16 + 8) * 4;
+        assertTrue(aggregation >= rows && aggregation <= rows + 2 * 2 * 16,
+                "aggregation bytes per epoch " + aggregation + " = 3 x boundary rows x widths x 4 = " + rows + " (+ order checks)");
+        assertTrue(bytes > aggregation, "all bytes include the gradient all-reduce too");
         String last = t.output().strip().lines().reduce((a, b) -> b).orElse("");
         assertTrue(last.startsWith("test accuracy at the best validation epoch"), "the final line: " + last);
         deleteRecursively(out);
