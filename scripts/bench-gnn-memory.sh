@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Peak memory per rank and epoch time of partitioned full-graph GNN training: GCN and GAT, SAR's
+# modes 1 (sar), 2 (sequential) and 3 (one-shot), 1, 2 and 4 ranks (issue 6, "Memory and speed").
+#
+#   scripts/bench-gnn-memory.sh [options]
+#
+#   --nodes N          graph nodes (default 400000)           --degree D     average degree (25)
+#   --features F       input features (128)                   --classes C    classes (16)
+#   --hidden H         hidden width (128)                     --layers L     graph layers (3)
+#   --heads K          attention heads of hidden GAT layers (4)
+#   --ranks LIST       rank counts (1,2,4)                    --models LIST  gcn,gat
+#   --modes LIST       sar,sequential,one-shot                --epochs E     epochs per run (2)
+#   --partitioner P    metis (gpmetis) or ldg (metis)         --seed S       graph/partition seed (1)
+#   --data DIR         partition directory (default ${TMPDIR:-/tmp}/mn4j-gnn-memory/<graph>)
+#   --malloc fixed|default
+#                      fixed (default): MALLOC_MMAP_THRESHOLD_=131072 for the ranks, so glibc maps
+#                      every tensor of 128 KiB or more on its own and returns it when it is freed;
+#                      default: glibc's adaptive threshold (up to 32 MiB), under which freed tensor
+#                      memory stays in the heap and resident sizes include the allocator's cache
+#   --timeout SEC      per configuration (default 3600)       --no-build     use the existing build
+#   --quick            20000 nodes (checks that everything works, a few minutes)
+#
+# Steps: (1) build; (2) draw the graph and partition it once per rank count into DATA/pN, in a
+# process of its own, so that generation never counts in a rank's memory; (3) one mpirun per
+# configuration (fresh processes: every peak is that configuration's), each rank loading only its
+# partition and reporting VmHWM above its idle baseline (JVM + LibTorch + MPI); (4) the table, the
+# targets and the plot. Writes bench-results/gnn-memory.csv and bench-results/gnn-memory.png, and
+# the full per-rank log to bench-results/work/gnn-memory.log.
+# JVM flags of the ranks: -XX:+UseSerialGC -Dorg.bytedeco.javacpp.maxPhysicalBytes=0 plus
+# MN4J_JAVA_FLAGS; extra mpirun flags: MN4J_MPIRUN_FLAGS.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+nodes=400000 degree=25 features=128 classes=16 hidden=128 layers=3 heads=4
+ranks=1,2,4 models=gcn,gat modes=sar,sequential,one-shot epochs=2 partitioner=metis seed=1
+data="" malloc=fixed timeout=3600 build=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --nodes) nodes=$2; shift 2 ;;
+    --degree) degree=$2; shift 2 ;;
+    --features) features=$2; shift 2 ;;
+    --classes) classes=$2; shift 2 ;;
+    --hidden) hidden=$2; shift 2 ;;
+    --layers) layers=$2; shift 2 ;;
+    --heads) heads=$2; shift 2 ;;
+    --ranks) ranks=$2; shift 2 ;;
+    --models) models=$2; shift 2 ;;
+    --modes) modes=$2; shift 2 ;;
+    --epochs) epochs=$2; shift 2 ;;
+    --partitioner) partitioner=$2; shift 2 ;;
+    --seed) seed=$2; shift 2 ;;
+    --data) data=$2; shift 2 ;;
+    --malloc) malloc=$2; shift 2 ;;
+    --timeout) timeout=$2; shift 2 ;;
+    --no-build) build=0; shift ;;
+    --quick) nodes=20000; shift ;;
+    -h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "bench-gnn-memory: unknown argument $1 (try --help)" >&2; exit 2 ;;
+  esac
+done
+case "$malloc" in fixed|default) ;; *) echo "bench-gnn-memory: --malloc must be fixed or default" >&2; exit 2 ;; esac
+for tool in mvn mpirun java; do
+  command -v "$tool" >/dev/null || { echo "bench-gnn-memory: $tool not found (run scripts/setup.sh)" >&2; exit 1; }
+done
+
+out=$root/bench-results
+work=$out/work
+mkdir -p "$work"
+data=${data:-${TMPDIR:-/tmp}/mn4j-gnn-memory/n${nodes}-d${degree}-f${features}-c${classes}-${partitioner}-s${seed}}
+csv=$out/gnn-memory.csv
+png=$out/gnn-memory.png
+log=$work/gnn-memory.log
+
+modules=(communicator functions iterators gnn examples)
+if [ "$build" = 1 ]; then
+  echo "== building (mvn -o -q compile -pl examples -am)"
+  mvn -B -o -q compile -pl examples -am
+fi
+[ -f examples/target/classes/io/mn4j/examples/bench/GnnMemoryBenchmark.class ] || {
+  echo "bench-gnn-memory: examples/target/classes has no GnnMemoryBenchmark; run without --no-build" >&2; exit 1; }
+# Dependency jars from Maven; mn4j's own modules from this checkout's target/classes (Maven would
+# name the snapshots installed in ~/.m2, which may be another checkout's).
+if [ "$build" = 1 ] || [ ! -s "$work/gnn-deps.classpath" ]; then
+  mvn -B -o -q -pl examples -am dependency:build-classpath -Dmdep.outputFile="$work/gnn-deps.classpath" >/dev/null
+fi
+cp=""
+for m in "${modules[@]}"; do cp+="$root/$m/target/classes:"; done
+cp+=$(tr ':' '\n' < "$work/gnn-deps.classpath" | grep -v '/io/mn4j/' | paste -sd: -)
+main=io.mn4j.examples.bench.GnnMemoryBenchmark
+
+# JavaCPP unpacks LibTorch into ~/.javacpp/cache on first use; do it once, before ranks race.
+java -cp "$cp" io.mn4j.communicator.LoadNativeLibraries >/dev/null
+
+{
+  echo "== $(date -Is) bench-gnn-memory: nodes=$nodes degree=$degree features=$features classes=$classes hidden=$hidden"
+  echo "   layers=$layers heads=$heads ranks=$ranks models=$models modes=$modes epochs=$epochs partitioner=$partitioner"
+  echo "   malloc=$malloc OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} cores=$(nproc) data=$data"
+} | tee -a "$log"
+
+echo "== partitioning (once per rank count, a separate process)" | tee -a "$log"
+java -cp "$cp" -XX:+UseSerialGC "$main" partition --out "$data" --parts "$ranks" --nodes "$nodes" --degree "$degree" \
+  --features "$features" --classes "$classes" --partitioner "$partitioner" --seed "$seed" 2>&1 \
+  | grep -v '^\[main\] INFO' | tee -a "$log"
+
+if [ "$(id -u)" = 0 ]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+envflags=()
+[ "$malloc" = fixed ] && envflags=(-x MALLOC_MMAP_THRESHOLD_=131072)
+rm -f "$csv"
+failed=0
+IFS=, read -r -a rank_list <<< "$ranks"
+IFS=, read -r -a model_list <<< "$models"
+IFS=, read -r -a mode_list <<< "$modes"
+for np in "${rank_list[@]}"; do
+  flags=(--bind-to none --mca mpi_yield_when_idle 1)
+  [ "$np" -gt "$(nproc)" ] && flags+=(--oversubscribe)
+  for model in "${model_list[@]}"; do
+    for mode in "${mode_list[@]}"; do
+      echo "== $(date +%T) $model $mode, $np ranks (load average: $(cut -d' ' -f1-3 /proc/loadavg))" | tee -a "$log"
+      set +e
+      timeout "$timeout" mpirun -np "$np" "${flags[@]}" "${envflags[@]}" ${MN4J_MPIRUN_FLAGS:-} \
+        java -cp "$cp" -XX:+UseSerialGC -Dorg.bytedeco.javacpp.maxPhysicalBytes=0 ${MN4J_JAVA_FLAGS:-} "$main" run \
+        --data "$data" --model "$model" --mode "$mode" --epochs "$epochs" --hidden "$hidden" --layers "$layers" \
+        --heads "$heads" --csv "$csv" < /dev/null 2>&1 | grep -v 'INFO\|index_reduce() is in beta' >> "$log"
+      rc=${PIPESTATUS[0]}
+      set -e
+      if [ "$rc" != 0 ]; then
+        echo "   FAILED (exit code $rc; see $log)" | tee -a "$log"
+        failed=$((failed + 1))
+      else
+        grep "^$model mode" "$log" | tail -n 1 | sed 's/^/   /'
+      fi
+    done
+  done
+done
+
+echo "== report" | tee -a "$log"
+java -cp "$cp" "$main" report --csv "$csv" --png "$png" | tee -a "$log"
+echo "csv: $csv"
+echo "log: $log"
+[ "$failed" = 0 ] || { echo "bench-gnn-memory: $failed configuration(s) failed" >&2; exit 1; }
