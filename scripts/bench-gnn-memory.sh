@@ -17,6 +17,8 @@
 #                      every tensor of 128 KiB or more on its own and returns it when it is freed;
 #                      default: glibc's adaptive threshold (up to 32 MiB), under which freed tensor
 #                      memory stays in the heap and resident sizes include the allocator's cache
+#   --time-repeats R   extra runs of GCN modes 1 and 3 on 2 ranks (one per core), alternating, 3
+#                      epochs each, for the epoch-time target (default 2; 0 skips them)
 #   --timeout SEC      per configuration (default 3600)       --no-build     use the existing build
 #   --quick            20000 nodes (checks that everything works, a few minutes)
 #
@@ -34,7 +36,7 @@ cd "$root"
 
 nodes=400000 degree=25 features=128 classes=16 hidden=128 layers=3 heads=4
 ranks=1,2,4 models=gcn,gat modes=sar,sequential,one-shot epochs=2 partitioner=metis seed=1
-data="" malloc=fixed timeout=3600 build=1
+data="" malloc=fixed timeout=3600 build=1 time_repeats=2
 while [ $# -gt 0 ]; do
   case "$1" in
     --nodes) nodes=$2; shift 2 ;;
@@ -53,9 +55,10 @@ while [ $# -gt 0 ]; do
     --data) data=$2; shift 2 ;;
     --malloc) malloc=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
+    --time-repeats) time_repeats=$2; shift 2 ;;
     --no-build) build=0; shift ;;
     --quick) nodes=20000; shift ;;
-    -h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-gnn-memory: unknown argument $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -110,31 +113,46 @@ envflags=()
 [ "$malloc" = fixed ] && envflags=(-x MALLOC_MMAP_THRESHOLD_=131072)
 rm -f "$csv"
 failed=0
+
+# One configuration: fresh processes under mpirun; rank 0 appends a row to the CSV.
+run_config() { # np model mode epochs
+  local np=$1 model=$2 mode=$3 ep=$4 rc
+  local flags=(--bind-to none --mca mpi_yield_when_idle 1)
+  [ "$np" -gt "$(nproc)" ] && flags+=(--oversubscribe)
+  echo "== $(date +%T) $model $mode, $np ranks, $ep epochs (load average: $(cut -d' ' -f1-3 /proc/loadavg))" | tee -a "$log"
+  set +e
+  timeout "$timeout" mpirun -np "$np" "${flags[@]}" "${envflags[@]}" ${MN4J_MPIRUN_FLAGS:-} \
+    java -cp "$cp" -XX:+UseSerialGC -Dorg.bytedeco.javacpp.maxPhysicalBytes=0 ${MN4J_JAVA_FLAGS:-} "$main" run \
+    --data "$data" --model "$model" --mode "$mode" --epochs "$ep" --hidden "$hidden" --layers "$layers" \
+    --heads "$heads" --csv "$csv" < /dev/null 2>&1 | grep -v 'INFO\|index_reduce() is in beta' >> "$log"
+  rc=${PIPESTATUS[0]}
+  set -e
+  if [ "$rc" != 0 ]; then
+    echo "   FAILED (exit code $rc; see $log)" | tee -a "$log"
+    failed=$((failed + 1))
+  else
+    grep "^$model mode" "$log" | tail -n 1 | sed 's/^/   /'
+  fi
+}
+
 IFS=, read -r -a rank_list <<< "$ranks"
 IFS=, read -r -a model_list <<< "$models"
 IFS=, read -r -a mode_list <<< "$modes"
 for np in "${rank_list[@]}"; do
-  flags=(--bind-to none --mca mpi_yield_when_idle 1)
-  [ "$np" -gt "$(nproc)" ] && flags+=(--oversubscribe)
   for model in "${model_list[@]}"; do
     for mode in "${mode_list[@]}"; do
-      echo "== $(date +%T) $model $mode, $np ranks (load average: $(cut -d' ' -f1-3 /proc/loadavg))" | tee -a "$log"
-      set +e
-      timeout "$timeout" mpirun -np "$np" "${flags[@]}" "${envflags[@]}" ${MN4J_MPIRUN_FLAGS:-} \
-        java -cp "$cp" -XX:+UseSerialGC -Dorg.bytedeco.javacpp.maxPhysicalBytes=0 ${MN4J_JAVA_FLAGS:-} "$main" run \
-        --data "$data" --model "$model" --mode "$mode" --epochs "$epochs" --hidden "$hidden" --layers "$layers" \
-        --heads "$heads" --csv "$csv" < /dev/null 2>&1 | grep -v 'INFO\|index_reduce() is in beta' >> "$log"
-      rc=${PIPESTATUS[0]}
-      set -e
-      if [ "$rc" != 0 ]; then
-        echo "   FAILED (exit code $rc; see $log)" | tee -a "$log"
-        failed=$((failed + 1))
-      else
-        grep "^$model mode" "$log" | tail -n 1 | sed 's/^/   /'
-      fi
+      run_config "$np" "$model" "$mode" "$epochs"
     done
   done
 done
+# The epoch-time target compares GCN modes 1 and 3 on one rank per core; other processes on this
+# machine add noise to single epochs, so both run again, alternating, and the report takes the best.
+if [[ ",$ranks," == *",2,"* ]] && [[ ",$models," == *",gcn,"* ]]; then
+  for ((r = 1; r <= time_repeats; r++)); do
+    run_config 2 gcn sar 3
+    run_config 2 gcn one-shot 3
+  done
+fi
 
 echo "== report" | tee -a "$log"
 java -cp "$cp" "$main" report --csv "$csv" --png "$png" | tee -a "$log"

@@ -243,6 +243,7 @@ public final class GnnMemoryBenchmark implements Callable<Integer> {
             comm.barrier();
             long baseline = probe.rss();
             probe.reset();
+            probe.resetHeapPeaks();
 
             // Load: only this rank's partition, then the shards, the model and the optimizer.
             PartitionData part = PartitionReader.load(dir, rank, size);
@@ -302,9 +303,8 @@ public final class GnnMemoryBenchmark implements Callable<Integer> {
             for (int p = 0; p < size; p++) {
                 halo += graph.rowsReceivedFrom(p);
             }
-            Runtime rt = Runtime.getRuntime();
             GnnBenchReport.RankReport mine = new GnnBenchReport.RankReport(rank, baseline, dataRss, loadPeak, fwdPeak, heldAfterForward, bwdPeak, endRss, peak, seconds,
-                    halo, part.numLocalNodes(), part.numLocalEdges(), rt.totalMemory(), probe.canReset());
+                    halo, part.numLocalNodes(), part.numLocalEdges(), probe.heapPeak(), probe.canReset());
             List<GnnBenchReport.RankReport> all = comm.allgatherObj(mine);
             if (rank == 0) {
                 GnnBenchReport.Row row = GnnBenchReport.Row.of(kind.name().toLowerCase(Locale.ROOT), modeName(mode), size, torch.get_num_threads(),

@@ -2,6 +2,9 @@ package io.mn4j.examples.bench;
 
 import io.mn4j.examples.support.Memory;
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryType;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,6 +34,28 @@ final class GnnMemoryProbe {
 
     long peak() {
         return Memory.peakRssBytes();
+    }
+
+    /**
+     * Sum over the Java heap's pools of their peak use since {@link #resetHeapPeaks}: an upper
+     * bound of the heap pages the run touched, which stay resident (the heap is part of the RSS).
+     */
+    long heapPeak() {
+        long sum = 0;
+        for (MemoryPoolMXBean p : ManagementFactory.getMemoryPoolMXBeans()) {
+            if (p.getType() == MemoryType.HEAP && p.getPeakUsage() != null) {
+                sum += p.getPeakUsage().getUsed();
+            }
+        }
+        return sum;
+    }
+
+    void resetHeapPeaks() {
+        for (MemoryPoolMXBean p : ManagementFactory.getMemoryPoolMXBeans()) {
+            if (p.getType() == MemoryType.HEAP) {
+                p.resetPeakUsage();
+            }
+        }
     }
 
     /** Starts a new phase: the peak becomes the current resident size. */

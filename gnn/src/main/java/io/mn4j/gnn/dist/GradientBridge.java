@@ -93,16 +93,18 @@ final class GradientBridge {
         return value.add(zero);
     }
 
-    /** Calls {@code sink} with (a copy of) the gradient of {@code t} when backward reaches it. */
+    /**
+     * Calls {@code sink} with the gradient of {@code t} when backward reaches it: a handle of its
+     * own on the engine's tensor, not a copy (the extra reference keeps autograd from accumulating
+     * into it in place). The sink closes it when done.
+     */
     void onGrad(Tensor t, Consumer<Tensor> sink) {
         // Hooks outlive the caller's PointerScope (they run in backward): keep them out of it.
         TensorTensorHook hook = Tensors.unscoped(new TensorTensorHook() {
             @Override
             public TensorBase call(TensorBase grad) {
                 registry.drain();
-                try (Tensor g = new Tensor(grad)) {
-                    sink.accept(g.clone());
-                }
+                sink.accept(Tensors.unscoped(new Tensor(grad)));
                 return grad;
             }
         });
@@ -113,8 +115,9 @@ final class GradientBridge {
     /**
      * When the gradient of input {@code i} is complete, {@code extra} maps it to a tensor that is
      * added to it (the contributions autograd could not see; null adds nothing). The bridge owns
-     * what {@code extra} returns and closes it; every other tensor {@code extra} makes in the
-     * calling thread is released when the hook returns.
+     * what {@code extra} returns: it adds the gradient into it in place (no third buffer) and
+     * passes it on; every other tensor {@code extra} makes in the calling thread is released when
+     * the hook returns.
      */
     void onInputGrad(int i, UnaryOperator<Tensor> extra) {
         pendingInputHooks++;
@@ -126,9 +129,9 @@ final class GradientBridge {
                     Tensor g = new Tensor(grad);
                     Tensor added = extra.apply(g);
                     inputHookDone();
-                    Tensor result = added == null ? g : g.add(added);
+                    Tensor result = added == null ? g : added;
                     if (added != null) {
-                        added.close();
+                        added.add_(g);
                     }
                     registry.releaseLater(result);
                     return result;

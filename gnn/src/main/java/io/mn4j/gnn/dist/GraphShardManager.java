@@ -520,17 +520,23 @@ public final class GraphShardManager implements AutoCloseable {
         // What the rematerialization reads must outlive this call and every scope of the caller
         // (backward comes later): handles of their own, closed as soon as backward has used them
         // (or by the garbage collector if backward never runs).
+        // Only the state the surrogate reads is kept, and the output is kept as (a detached view of)
+        // the result, which holds the same values: out and the rest of the state go with this call.
         List<Tensor> finalState = new ArrayList<>();
-        for (Tensor t : state.get(0)) {
-            finalState.add(Tensors.own(t));
+        for (Tensor t : op.stateForBackward(state.get(0))) {
+            finalState.add(t == null ? null : Tensors.own(t));
         }
-        Tensor dstKept = Tensors.own(dstData), srcKept = Tensors.own(srcData), outKept = Tensors.own(out);
+        Tensor dstKept = Tensors.own(dstData), srcKept = Tensors.own(srcData), outKept = Tensors.own(result.detach());
         bridge.onGrad(result, g -> {
             try {
                 extras[0] = rematerialize(g, op, local, dstKept, srcKept, finalState, outKept, needed);
             } finally {
                 g.close();
-                finalState.forEach(Tensor::close);
+                finalState.forEach(t -> {
+                    if (t != null) {
+                        t.close();
+                    }
+                });
                 Tensors.closeAll(dstKept, srcKept, outKept);
             }
         });

@@ -32,6 +32,17 @@ public interface ShardOperator {
      */
     Tensor surrogate(Csr edges, Tensor dst, Tensor src, Tensor gradOut, List<Tensor> finalState, Tensor out);
 
+    /**
+     * The entries of the final state that {@link #surrogate} reads, at the same positions (others
+     * may be null). In SAR mode the manager keeps only these from forward to backward, so an
+     * operator whose state holds large tensors the surrogate does not need (for example a weighted
+     * sum that {@link #finish} has already turned into the output) should leave them out. Default:
+     * the whole state.
+     */
+    default List<Tensor> stateForBackward(List<Tensor> finalState) {
+        return finalState;
+    }
+
     /** Parameters used inside {@link #shard}; in SAR mode the manager delivers their gradients. */
     List<Tensor> parameters();
 

@@ -108,6 +108,12 @@ final class GraphAttention implements ShardOperator {
         return g3.mul(partial).sum().sub(d.mul(alphaSum).sum());
     }
 
+    /** The surrogate reads the running max and sum, not the weighted sum (a full feature matrix). */
+    @Override
+    public List<Tensor> stateForBackward(List<Tensor> finalState) {
+        return java.util.Arrays.asList(finalState.get(0), finalState.get(1), null);
+    }
+
     @Override
     public List<Tensor> parameters() {
         return List.of(attSrc, attDst);
