@@ -3,7 +3,6 @@ package io.mn4j.communicator;
 import java.nio.LongBuffer;
 import java.util.Arrays;
 import org.bytedeco.pytorch.Tensor;
-import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.global.torch;
 
 /**
@@ -33,10 +32,16 @@ final class TensorHeader {
     }
 
     static TensorHeader of(Tensor t) {
-        long[] shape = t.sizes().vec().get();
-        if (shape.length > MAX_DIMS) {
+        // dim() and size(i) return plain longs; sizes().vec() allocates two native objects per
+        // call, and JavaCPP reads /proc/self/statm for every native allocation it registers.
+        int ndim = (int) t.dim();
+        if (ndim > MAX_DIMS) {
             throw new CommunicationException("tensors of more than " + MAX_DIMS
-                    + " dimensions cannot be communicated; got " + shape.length + " dimensions");
+                    + " dimensions cannot be communicated; got " + ndim + " dimensions");
+        }
+        long[] shape = new long[ndim];
+        for (int i = 0; i < ndim; i++) {
+            shape[i] = t.size(i);
         }
         return new TensorHeader(WireType.of(t.scalar_type()), shape);
     }
@@ -70,11 +75,19 @@ final class TensorHeader {
     }
 
     Tensor allocate() {
-        return torch.empty(shape, new TensorOptions(type.scalarType), null);
+        return torch.empty(shape, type.options(), null);
     }
 
     boolean matches(Tensor t) {
-        return type.scalarType.value == t.scalar_type().value && Arrays.equals(shape, t.sizes().vec().get());
+        if (type.scalarType.value != t.scalar_type().value || t.dim() != shape.length) {
+            return false;
+        }
+        for (int i = 0; i < shape.length; i++) {
+            if (t.size(i) != shape[i]) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** A hash of dtype and shape, for a cheap agreement check across ranks. */

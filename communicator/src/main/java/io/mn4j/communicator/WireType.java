@@ -2,6 +2,7 @@ package io.mn4j.communicator;
 
 import mpi.Datatype;
 import mpi.MPI;
+import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.global.torch.ScalarType;
 
 /**
@@ -28,6 +29,8 @@ enum WireType {
     final int elementSize;
     /** Dtype to reduce in when MPI has no datatype for this one; null when MPI has one. */
     final ScalarType reduceAs;
+    /** Created once: options per received tensor would cost a native allocation each. */
+    private volatile TensorOptions options;
 
     WireType(int code, ScalarType scalarType, String label, int elementSize, ScalarType reduceAs) {
         this.code = code;
@@ -35,6 +38,25 @@ enum WireType {
         this.label = label;
         this.elementSize = elementSize;
         this.reduceAs = reduceAs;
+    }
+
+    /**
+     * CPU tensor options of this dtype, shared. Retained, so that a {@code PointerScope} that is
+     * open when they are first created never frees them.
+     */
+    TensorOptions options() {
+        TensorOptions o = options;
+        if (o == null) {
+            synchronized (this) {
+                o = options;
+                if (o == null) {
+                    o = new TensorOptions(scalarType);
+                    o.retainReference();
+                    options = o;
+                }
+            }
+        }
+        return o;
     }
 
     boolean isFloatingPoint() {
