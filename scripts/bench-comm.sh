@@ -73,7 +73,13 @@ mpicc -O2 -Wall -o "$work/commbench" bench/c/commbench.c
 if [ "$(id -u)" = 0 ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
-java_flags=${MN4J_JAVA_FLAGS:--XX:+UseSerialGC}
+# The same malloc settings as scripts/mn4j-run (see there), for C and Java alike.
+export GLIBC_TUNABLES=${GLIBC_TUNABLES-$(sed -n 's/^export GLIBC_TUNABLES=\${GLIBC_TUNABLES-\(.*\)}$/\1/p' scripts/mn4j-run)}
+# JavaCPP reads /proc/self/statm for every native object it registers while maxPhysicalBytes > 0
+# (~1.7 us per received tensor here). The Java rows run without that accounting; the row
+# pingpong_jcpp_default repeats the ping-pong with JavaCPP's default, what a program gets by default.
+java_flags=${MN4J_JAVA_FLAGS:--XX:+UseSerialGC -Dorg.bytedeco.javacpp.maxPhysicalBytes=0}
+default_accounting_flags=${MN4J_JAVA_FLAGS:--XX:+UseSerialGC}
 main=io.mn4j.examples.bench.CommBenchmark
 
 # JavaCPP unpacks LibTorch into ~/.javacpp/cache on first load: one JVM first, before the ranks.
@@ -85,8 +91,8 @@ load=$out/comm-load.txt
 : > "$work/lines.csv"
 { echo "# $(date -Is) $(uname -n) nproc=$(nproc) OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} stat=$stat repeats=$repeats ${quick[*]}"; } > "$load"
 
-run() { # run NP IMPL OPS
-  local np=$1 impl=$2 ops=$3 flags
+run() { # run NP IMPL OPS [JAVA_FLAGS]
+  local np=$1 impl=$2 ops=$3 jflags=${4:-$java_flags} flags
   if [ "$np" -le "$(nproc)" ]; then
     flags=(--bind-to core --map-by core)
   else
@@ -99,7 +105,7 @@ run() { # run NP IMPL OPS
       "$work/commbench" --ops "$ops" --stat "$stat" --repeats "$repeats" "${quick[@]}" --out "$work/lines.csv"
   else
     mpirun -np "$np" "${flags[@]}" ${MN4J_MPIRUN_FLAGS:-} \
-      java -cp "$cp" $java_flags "$main" --ops "$ops" --stat "$stat" --repeats "$repeats" "${quick[@]}" --out "$work/lines.csv"
+      java -cp "$cp" $jflags "$main" --ops "$ops" --stat "$stat" --repeats "$repeats" "${quick[@]}" --out "$work/lines.csv"
   fi
   echo "after  $impl np=$np $ops: $(uptime)" >> "$load"
 }
@@ -108,6 +114,9 @@ for ((round = 1; round <= rounds; round++)); do
   echo "== round $round of $rounds" | tee -a "$load"
   run 2 c pingpong
   run 2 java pingpong,pingpong_into,pingpong_mpijava
+  mark=$(wc -l < "$work/lines.csv")
+  run 2 java pingpong "$default_accounting_flags"
+  sed -i "$((mark + 1)),\$ s/^java,pingpong,/java,pingpong_jcpp_default,/" "$work/lines.csv"
   for np in 2 4; do
     for op in allgather alltoall allreduce; do
       run "$np" c "$op"

@@ -526,7 +526,12 @@ public final class Communicator implements AutoCloseable {
             throw new CommunicationException(name + ": MEAN needs a floating-point tensor, got " + h);
         }
         WireType staged = h.type.reduceAs == null ? h.type : WireType.of(h.type.reduceAs);
-        Tensor work = h.type.reduceAs == null ? x.contiguous().cpu().clone() : x.cpu().to(h.type.reduceAs).contiguous();
+        // A contiguous CPU input of an MPI dtype is reduced straight from its memory into a new
+        // result (as MPI_Allreduce with two buffers); others are staged in a copy, reduced in place.
+        boolean direct = h.type.reduceAs == null && TensorBytes.isWireReady(x);
+        boolean receives = root < 0 || rank == root;
+        Tensor work = direct ? (receives ? h.allocate() : null)
+                : h.type.reduceAs == null ? x.contiguous().cpu().clone() : x.cpu().to(h.type.reduceAs).contiguous();
         mpi.Op mpiOp = switch (op) {
             case SUM, MEAN -> MPI.SUM;
             case MAX -> MPI.MAX;
@@ -540,16 +545,22 @@ public final class Communicator implements AutoCloseable {
         long chunk = (collective.chunkBytes() / staged.elementSize) * staged.elementSize;
         for (long off = 0; off < nbytes; off += chunk) {
             int len = (int) Math.min(chunk, nbytes - off);
-            ByteBuffer buf = TensorBytes.slice(work, off, len);
             int count = len / staged.elementSize;
+            ByteBuffer in = TensorBytes.slice(direct ? x : work, off, len);
+            ByteBuffer out = receives ? TensorBytes.slice(work, off, len) : ByteBuffer.allocateDirect(0);
             if (root < 0) {
-                comm.allReduce(buf, count, staged.mpiType(), mpiOp);
-            } else if (rank == root) {
-                comm.reduce(buf, count, staged.mpiType(), mpiOp, root);
+                if (direct) {
+                    comm.allReduce(in, out, count, staged.mpiType(), mpiOp);
+                } else {
+                    comm.allReduce(out, count, staged.mpiType(), mpiOp);
+                }
+            } else if (rank == root && !direct) {
+                comm.reduce(out, count, staged.mpiType(), mpiOp, root);
             } else {
-                comm.reduce(buf, ByteBuffer.allocateDirect(0), count, staged.mpiType(), mpiOp, root);
+                comm.reduce(in, out, count, staged.mpiType(), mpiOp, root);
             }
         }
+        Reference.reachabilityFence(x);
         if (root >= 0 && rank != root) {
             return null;
         }
