@@ -59,6 +59,9 @@ public final class GraphShardManager implements AutoCloseable {
     private final Map<EdgeNorm, CsrAggregation[]> weighted = new EnumMap<>(EdgeNorm.class);
     private final Map<EdgeNorm, CsrAggregation> haloGraphs = new EnumMap<>(EdgeNorm.class);
     private final Map<Integer, Tensor> selfLoops = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Shards cut into pieces of at most {@link #edgesPerStep} entries (SAR mode, ShardOperators). */
+    private final Map<Csr, List<Csr>> pieces = new java.util.IdentityHashMap<>();
+    private long edgesPerStep = -1;
     private final GradientBridge.Registry bridges = new GradientBridge.Registry();
     private AggregationMode mode = AggregationMode.SAR;
     private int prefetchDepth = 1;
@@ -204,6 +207,20 @@ public final class GraphShardManager implements AutoCloseable {
     /** Remote blocks fetched ahead of the one being aggregated (SAR and sequential modes). */
     public GraphShardManager prefetchDepth(int depth) {
         this.prefetchDepth = Math.max(0, depth);
+        return this;
+    }
+
+    /**
+     * In SAR mode, the most edges one step of a {@link ShardOperator}'s forward or rematerialized
+     * backward takes: a larger shard (above all this rank's own, which holds most edges of a good
+     * partition) is taken in pieces, so that per-edge temporaries such as attention scores are
+     * bounded by this instead of by the shard. 0 takes whole shards; negative restores the default,
+     * four times this rank's nodes (at least 65536), which keeps a step's per-edge memory near
+     * the size of one node-feature matrix.
+     */
+    public synchronized GraphShardManager edgesPerStep(long edges) {
+        this.edgesPerStep = edges;
+        closePieces();
         return this;
     }
 
@@ -467,6 +484,40 @@ public final class GraphShardManager implements AutoCloseable {
         return next;
     }
 
+    /**
+     * Runs {@code op} over {@code edges} one piece at a time (see {@link #edgesPerStep}), merging
+     * into {@code state.get(0)}, or starting it when {@code state} is empty.
+     */
+    private void accumulate(PointerScope to, List<List<Tensor>> state, ShardOperator op, Csr edges, Tensor dst, Tensor src) {
+        for (Csr piece : steps(edges)) {
+            if (state.isEmpty()) {
+                state.add(shardStep(to, null, () -> op.shard(piece, dst, src)));
+            } else {
+                state.set(0, shardStep(to, state.get(0), () -> op.combine(state.get(0), op.shard(piece, dst, src))));
+            }
+        }
+    }
+
+    /** {@code edges} as pieces of at most {@link #edgesPerStep} entries (itself when it is small enough). */
+    private synchronized List<Csr> steps(Csr edges) {
+        long budget = edgesPerStep < 0 ? Math.max(65536, 4 * numLocal) : edgesPerStep;
+        if (budget == 0 || edges.nnz() <= budget) {
+            return List.of(edges);
+        }
+        return pieces.computeIfAbsent(edges, e -> {
+            List<Csr> list = new ArrayList<>();
+            for (long start = 0; start < e.nnz(); start += budget) {
+                list.add(e.entries(start, Math.min(e.nnz(), start + budget)));
+            }
+            return list;
+        });
+    }
+
+    private synchronized void closePieces() {
+        pieces.values().forEach(list -> list.forEach(Csr::close));
+        pieces.clear();
+    }
+
     private Tensor sequentialGeneric(Csr local, Tensor dst, Tensor src, ShardOperator op) {
         GradientBridge bridge = new GradientBridge(bridges, src);
         Tensor data = src.detach().contiguous();
@@ -491,10 +542,9 @@ public final class GraphShardManager implements AutoCloseable {
         List<List<Tensor>> state = new ArrayList<>(1);
         Tensor out;
         try (NoGradGuard g = new NoGradGuard()) {
-            state.add(shardStep(callScope, null, () -> op.shard(local, dstData, srcData)));
+            accumulate(callScope, state, op, local, dstData, srcData);
             Ring.fetch(comm, TAG_FORWARD, prefetchDepth, p -> srcData.index_select(0, shards[p].sendRows),
-                    (p, block) -> state.set(0, shardStep(callScope, state.get(0),
-                            () -> op.combine(state.get(0), op.shard(shards[p].edges, dstData, block)))));
+                    (p, block) -> accumulate(callScope, state, op, shards[p].edges, dstData, block));
             out = op.finish(state.get(0));
         }
         if (!org.bytedeco.pytorch.GradMode.is_enabled()) {
@@ -566,11 +616,24 @@ public final class GraphShardManager implements AutoCloseable {
                 sums[2 + i] = torch.zeros_like(params.get(i));
             }
             try (org.bytedeco.pytorch.AutoGradMode on = new org.bytedeco.pytorch.AutoGradMode(true)) {
-                shardGradients(op, local, dstData, srcData, gradOut, finalState, out, params, sums, true);
+                for (Csr piece : steps(local)) {
+                    shardGradients(op, piece, dstData, srcData, gradOut, finalState, out, params, sums, true);
+                }
                 Ring.refetchAndReturn(comm, TAG_REFETCH, TAG_BACKWARD,
                         p -> srcData.index_select(0, shards[p].sendRows),
-                        (p, block) -> shardGradients(op, shards[p].edges, dstData, block, gradOut, finalState, out,
-                                params, sums, false),
+                        (p, block) -> {
+                            Tensor blockGrad = null;
+                            for (Csr piece : steps(shards[p].edges)) {
+                                Tensor g = shardGradients(op, piece, dstData, block, gradOut, finalState, out, params, sums, false);
+                                if (blockGrad == null) {
+                                    blockGrad = g;
+                                } else {
+                                    blockGrad.add_(g);
+                                    g.close();
+                                }
+                            }
+                            return blockGrad;
+                        },
                         (p, grad) -> {
                             try (Tensor g = grad.to(srcData.scalar_type())) {
                                 sums[0].index_add_(0, shards[p].sendRows, g);
@@ -746,6 +809,10 @@ public final class GraphShardManager implements AutoCloseable {
         weighted.values().forEach(aggs -> Arrays.stream(aggs).forEach(CsrAggregation::close));
         haloGraphs.values().forEach(CsrAggregation::close);
         selfLoops.values().forEach(Tensor::close);
+        closePieces();
+        if (selfLooped != null) {
+            selfLooped.close();
+        }
         comm.close();
         LOG.debug("rank {}: shard manager closed", rank);
     }

@@ -3,6 +3,7 @@ package io.mn4j.gnn.graph;
 import io.mn4j.gnn.util.Tensors;
 import java.util.Arrays;
 import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch.ScalarType;
 
@@ -128,6 +129,21 @@ public final class Csr implements AutoCloseable {
 
     /** A copy of the weights as a float64 Java array (exact for float32 and float64 weights), or null when unweighted. */
     public double[] weightArrayDouble() { return weight == null ? null : Tensors.toDoubleArray(weight); }
+
+    /**
+     * Entries {@code [start, end)} in storage order, with every row kept (rows outside the range
+     * become empty): a piece of this matrix with the same shape. Columns and weights are views.
+     */
+    public Csr entries(long start, long end) {
+        if (start < 0 || end < start || end > nnz()) {
+            throw new IllegalArgumentException("entry range [" + start + ", " + end + ") outside [0, " + nnz() + "]");
+        }
+        try (PointerScope s = new PointerScope()) {
+            Tensor rp = rowptr.clamp_min(new Scalar(start)).clamp_max(new Scalar(end)).sub(new Scalar(start));
+            return of(numRows, numCols, rp, col.narrow(0, start, end - start),
+                    weight == null ? null : weight.narrow(0, start, end - start));
+        }
+    }
 
     /** The same structure with other per-entry values (null removes them). */
     public Csr withWeight(Tensor newWeight) {

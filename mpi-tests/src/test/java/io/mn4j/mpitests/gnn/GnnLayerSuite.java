@@ -40,6 +40,12 @@ public class GnnLayerSuite implements ScenarioSuite {
             s.put("GATConv " + mode, (c, check) -> layer(c, check, mode, () -> new GATConv(IN, CH, HEADS),
                     (m, x) -> ((GATConv) m).forward(graph(c, mode), x), GnnLayerSuite::gatRef));
         }
+        // SAR taking shards in pieces of 7 edges (a shard's edges of one node can span pieces).
+        s.put("GATConv SAR, 7 edges per step", (c, check) -> inPieces(c, 7, () -> layer(c, check, AggregationMode.SAR,
+                () -> new GATConv(IN, CH, HEADS), (m, x) -> ((GATConv) m).forward(graph(c, AggregationMode.SAR), x),
+                GnnLayerSuite::gatRef)));
+        s.put("3-layer GAT model SAR, 7 edges per step", (c, check) -> inPieces(c, 7,
+                () -> model(c, check, GnnModel.Kind.GAT, AggregationMode.SAR)));
         for (GnnModel.Kind kind : GnnModel.Kind.values()) {
             for (AggregationMode mode : AggregationMode.values()) {
                 s.put("3-layer " + kind + " model " + mode, (c, check) -> model(c, check, kind, mode));
@@ -78,6 +84,15 @@ public class GnnLayerSuite implements ScenarioSuite {
         check.tensorsClose("forward", g.slice(outRef, c.rank()), out, 1e-9);
         for (int i = 0; i < refGrads.length; i++) {
             check.tensorsClose("grad param " + i, refGrads[i], c.allreduce(params.get(i).grad(), ReduceOp.SUM), 1e-9);
+        }
+    }
+
+    private static void inPieces(Communicator c, long edgesPerStep, Runnable body) {
+        graph(c, AggregationMode.SAR).edgesPerStep(edgesPerStep);
+        try {
+            body.run();
+        } finally {
+            manager.edgesPerStep(-1);
         }
     }
 
