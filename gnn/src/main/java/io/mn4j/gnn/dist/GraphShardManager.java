@@ -59,8 +59,8 @@ public final class GraphShardManager implements AutoCloseable {
     private final Map<EdgeNorm, CsrAggregation[]> weighted = new EnumMap<>(EdgeNorm.class);
     private final Map<EdgeNorm, CsrAggregation> haloGraphs = new EnumMap<>(EdgeNorm.class);
     private final Map<Integer, Tensor> selfLoops = new java.util.concurrent.ConcurrentHashMap<>();
-    /** Shards cut into pieces of at most {@link #edgesPerStep} entries (SAR mode, ShardOperators). */
-    private final Map<Csr, List<Csr>> pieces = new java.util.IdentityHashMap<>();
+    /** Shards cut into row ranges of at most {@link #edgesPerStep} edges (SAR mode, ShardOperators). */
+    private final Map<Csr, List<Piece>> pieces = new java.util.IdentityHashMap<>();
     private long edgesPerStep = -1;
     private final GradientBridge.Registry bridges = new GradientBridge.Registry();
     private AggregationMode mode = AggregationMode.SAR;
@@ -213,10 +213,9 @@ public final class GraphShardManager implements AutoCloseable {
     /**
      * In SAR mode, the most edges one step of a {@link ShardOperator}'s forward or rematerialized
      * backward takes: a larger shard (above all this rank's own, which holds most edges of a good
-     * partition) is taken in pieces, so that per-edge temporaries such as attention scores are
-     * bounded by this instead of by the shard. 0 takes whole shards; negative restores the default,
-     * four times this rank's nodes (at least 65536), which keeps a step's per-edge memory near
-     * the size of one node-feature matrix.
+     * partition) is taken in ranges of its rows, so that a step's temporaries, per edge (attention
+     * scores) and per node (partial states, gradients), scale with the range instead of the shard.
+     * 0 takes whole shards; negative restores the default, this rank's node count (at least 65536).
      */
     public synchronized GraphShardManager edgesPerStep(long edges) {
         this.edgesPerStep = edges;
@@ -484,37 +483,104 @@ public final class GraphShardManager implements AutoCloseable {
         return next;
     }
 
+    /** Rows {@code [from, from + rows)} of a shard and their edges. */
+    private record Piece(Csr edges, long from, long rows) {
+        Tensor of(Tensor t) {
+            return t == null ? null : t.narrow(0, from, rows);
+        }
+
+        List<Tensor> of(List<Tensor> ts) {
+            List<Tensor> out = new ArrayList<>(ts.size());
+            ts.forEach(t -> out.add(of(t)));
+            return out;
+        }
+    }
+
     /**
-     * Runs {@code op} over {@code edges} one piece at a time (see {@link #edgesPerStep}), merging
-     * into {@code state.get(0)}, or starting it when {@code state} is empty.
+     * Runs {@code op} over {@code edges}, merging into {@code state.get(0)} (or starting it when
+     * {@code state} is empty); a shard cut into row ranges (see {@link #edgesPerStep}) is run range
+     * by range, each range's merged rows written into the state.
      */
     private void accumulate(PointerScope to, List<List<Tensor>> state, ShardOperator op, Csr edges, Tensor dst, Tensor src) {
-        for (Csr piece : steps(edges)) {
+        List<Piece> ranges = steps(edges);
+        if (ranges.size() == 1) {
             if (state.isEmpty()) {
-                state.add(shardStep(to, null, () -> op.shard(piece, dst, src)));
+                state.add(shardStep(to, null, () -> op.shard(edges, dst, src)));
             } else {
-                state.set(0, shardStep(to, state.get(0), () -> op.combine(state.get(0), op.shard(piece, dst, src))));
+                state.set(0, shardStep(to, state.get(0), () -> op.combine(state.get(0), op.shard(edges, dst, src))));
+            }
+            return;
+        }
+        boolean first = state.isEmpty();
+        List<Tensor> acc = first ? null : state.get(0);
+        for (Piece piece : ranges) {
+            try (PointerScope s = new PointerScope()) {
+                List<Tensor> part = op.shard(piece.edges(), piece.of(dst), src);
+                if (acc == null || (!first && piece.from() == 0)) {
+                    // New full-size state tensors, written range by range (never the operator's own
+                    // tensors, which may be views of its inputs).
+                    List<Tensor> fresh = new ArrayList<>(part.size());
+                    for (int i = 0; i < part.size(); i++) {
+                        Tensor t = first ? part.get(i) : acc.get(i);
+                        fresh.add(t == null ? null : Tensors.escape(s, to, first ? torch.empty(fullRows(t), t.options(), null) : t.clone()));
+                    }
+                    if (acc != null) {
+                        acc.forEach(t -> {
+                            if (t != null) {
+                                t.close();
+                            }
+                        });
+                    }
+                    acc = fresh;
+                    if (first) {
+                        state.add(acc);
+                    } else {
+                        state.set(0, acc);
+                    }
+                }
+                List<Tensor> merged = first ? part : op.combine(piece.of(acc), part);
+                for (int i = 0; i < acc.size(); i++) {
+                    if (acc.get(i) != null) {
+                        piece.of(acc.get(i)).copy_(merged.get(i));
+                    }
+                }
             }
         }
     }
 
-    /** {@code edges} as pieces of at most {@link #edgesPerStep} entries (itself when it is small enough). */
-    private synchronized List<Csr> steps(Csr edges) {
-        long budget = edgesPerStep < 0 ? Math.max(65536, 4 * numLocal) : edgesPerStep;
-        if (budget == 0 || edges.nnz() <= budget) {
-            return List.of(edges);
+    private long[] fullRows(Tensor t) {
+        long[] shape = new long[(int) t.dim()];
+        for (int d = 0; d < shape.length; d++) {
+            shape[d] = t.size(d);
+        }
+        shape[0] = numLocal;
+        return shape;
+    }
+
+    /** {@code edges} as ranges of rows with at most {@link #edgesPerStep} edges each (one range when small enough). */
+    private synchronized List<Piece> steps(Csr edges) {
+        long budget = edgesPerStep < 0 ? Math.max(65536, numLocal) : edgesPerStep;
+        if (budget == 0 || edges.nnz() <= budget || numLocal <= 1) {
+            return List.of(new Piece(edges, 0, numLocal));
         }
         return pieces.computeIfAbsent(edges, e -> {
-            List<Csr> list = new ArrayList<>();
-            for (long start = 0; start < e.nnz(); start += budget) {
-                list.add(e.entries(start, Math.min(e.nnz(), start + budget)));
+            long[] rp = e.rowptrArray();
+            List<Piece> list = new ArrayList<>();
+            int from = 0;
+            while (from < numLocal) {
+                int to = from + 1; // at least one row, however many edges it has
+                while (to < numLocal && rp[to + 1] - rp[from] <= budget) {
+                    to++;
+                }
+                list.add(new Piece(e.rows(from, to), from, to - from));
+                from = to;
             }
             return list;
         });
     }
 
     private synchronized void closePieces() {
-        pieces.values().forEach(list -> list.forEach(Csr::close));
+        pieces.values().forEach(list -> list.forEach(p -> p.edges().close()));
         pieces.clear();
     }
 
@@ -616,14 +682,14 @@ public final class GraphShardManager implements AutoCloseable {
                 sums[2 + i] = torch.zeros_like(params.get(i));
             }
             try (org.bytedeco.pytorch.AutoGradMode on = new org.bytedeco.pytorch.AutoGradMode(true)) {
-                for (Csr piece : steps(local)) {
+                for (Piece piece : steps(local)) {
                     shardGradients(op, piece, dstData, srcData, gradOut, finalState, out, params, sums, true);
                 }
                 Ring.refetchAndReturn(comm, TAG_REFETCH, TAG_BACKWARD,
                         p -> srcData.index_select(0, shards[p].sendRows),
                         (p, block) -> {
                             Tensor blockGrad = null;
-                            for (Csr piece : steps(shards[p].edges)) {
+                            for (Piece piece : steps(shards[p].edges)) {
                                 Tensor g = shardGradients(op, piece, dstData, block, gradOut, finalState, out, params, sums, false);
                                 if (blockGrad == null) {
                                     blockGrad = g;
@@ -649,23 +715,23 @@ public final class GraphShardManager implements AutoCloseable {
     }
 
     /** Gradients of one shard's surrogate; accumulates dst, params (and src if local) into sums. */
-    private static Tensor shardGradients(ShardOperator op, Csr edges, Tensor dstData, Tensor srcRows, Tensor gradOut,
+    private static Tensor shardGradients(ShardOperator op, Piece piece, Tensor dstData, Tensor srcRows, Tensor gradOut,
             List<Tensor> finalState, Tensor out, List<Tensor> params, Tensor[] sums, boolean localSource) {
         // The recomputed graph and its gradients go when this shard is done: one shard at a time.
         PointerScope outer = PointerScope.getInnerScope();
         try (PointerScope scope = new PointerScope()) {
-            Tensor srcGrad = shardGradientsInScope(op, edges, dstData, srcRows, gradOut, finalState, out, params, sums, localSource);
+            Tensor srcGrad = shardGradientsInScope(op, piece, dstData, srcRows, gradOut, finalState, out, params, sums, localSource);
             return srcGrad == null ? null : Tensors.escape(scope, outer, srcGrad);
         }
     }
 
-    private static Tensor shardGradientsInScope(ShardOperator op, Csr edges, Tensor dstData, Tensor srcRows, Tensor gradOut,
+    private static Tensor shardGradientsInScope(ShardOperator op, Piece piece, Tensor dstData, Tensor srcRows, Tensor gradOut,
             List<Tensor> finalState, Tensor out, List<Tensor> params, Tensor[] sums, boolean localSource) {
-        Tensor dstLeaf = dstData.detach().set_requires_grad(true);
+        Tensor dstLeaf = piece.of(dstData).detach().set_requires_grad(true);
         Tensor srcLeaf = srcRows.detach().set_requires_grad(true);
         List<Tensor> wrt = new ArrayList<>(List.of(srcLeaf, dstLeaf));
         wrt.addAll(params);
-        Tensor s = op.surrogate(edges, dstLeaf, srcLeaf, gradOut, finalState, out);
+        Tensor s = op.surrogate(piece.edges(), dstLeaf, srcLeaf, piece.of(gradOut), piece.of(finalState), piece.of(out));
         org.bytedeco.pytorch.TensorVector grads = torch.grad(new TensorVector(s),
                 new TensorVector(wrt.toArray(new Tensor[0])), new TensorVector(),
                 new org.bytedeco.pytorch.BoolOptional(false), false, true);
@@ -674,7 +740,7 @@ public final class GraphShardManager implements AutoCloseable {
         for (int i = 1; i < wrt.size(); i++) {
             Tensor gi = grads.get(i);
             if (gi.defined()) {
-                sums[i].add_(gi);
+                (i == 1 ? piece.of(sums[1]) : sums[i]).add_(gi);
             }
         }
         if (localSource) {

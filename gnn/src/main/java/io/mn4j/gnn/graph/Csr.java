@@ -131,16 +131,18 @@ public final class Csr implements AutoCloseable {
     public double[] weightArrayDouble() { return weight == null ? null : Tensors.toDoubleArray(weight); }
 
     /**
-     * Entries {@code [start, end)} in storage order, with every row kept (rows outside the range
-     * become empty): a piece of this matrix with the same shape. Columns and weights are views.
+     * Rows {@code [from, to)} as a matrix of {@code to - from} rows and the same columns; columns
+     * and weights are views of this matrix's.
      */
-    public Csr entries(long start, long end) {
-        if (start < 0 || end < start || end > nnz()) {
-            throw new IllegalArgumentException("entry range [" + start + ", " + end + ") outside [0, " + nnz() + "]");
+    public Csr rows(long from, long to) {
+        if (from < 0 || to < from || to > numRows) {
+            throw new IllegalArgumentException("row range [" + from + ", " + to + ") outside [0, " + numRows + "]");
         }
         try (PointerScope s = new PointerScope()) {
-            Tensor rp = rowptr.clamp_min(new Scalar(start)).clamp_max(new Scalar(end)).sub(new Scalar(start));
-            return of(numRows, numCols, rp, col.narrow(0, start, end - start),
+            long start = rowptr.narrow(0, from, 1).item_long();
+            long end = rowptr.narrow(0, to, 1).item_long();
+            Tensor rp = rowptr.narrow(0, from, to - from + 1).sub(new Scalar(start));
+            return of(to - from, numCols, rp, col.narrow(0, start, end - start),
                     weight == null ? null : weight.narrow(0, start, end - start));
         }
     }

@@ -39,10 +39,20 @@ final class GraphAttention implements ShardOperator {
 
     /** Scores e[edge, head] = LeakyReLU(a_src·h_u + a_dst·h_v). */
     private Tensor scores(Csr edges, Tensor dst, Tensor src, Tensor row) {
-        Tensor as = src.view(-1, heads, channels).mul(attSrc).sum(new long[] {-1}, false, new org.bytedeco.pytorch.ScalarTypeOptional());
-        Tensor ad = dst.view(-1, heads, channels).mul(attDst).sum(new long[] {-1}, false, new org.bytedeco.pytorch.ScalarTypeOptional());
+        Tensor as = headDot(src, attSrc);
+        Tensor ad = headDot(dst, attDst);
         Tensor e = as.index_select(0, edges.col()).add(ad.index_select(0, row));
         return torch.leaky_relu(e, new Scalar(slope));
+    }
+
+    /** a[head]·h[n, head] for every row and head: [n, H]. */
+    private Tensor headDot(Tensor rows, Tensor att) {
+        // The product is as large as the rows; freed now rather than with the caller's scope
+        // (autograd keeps what it needs by its own reference).
+        Tensor product = rows.view(-1, heads, channels).mul(att);
+        Tensor dot = product.sum(new long[] {-1}, false, new org.bytedeco.pytorch.ScalarTypeOptional());
+        product.close();
+        return dot;
     }
 
     /** Σ_(u→v) w[edge, head]·h_u[head] for every head: [n, H, C]. */

@@ -40,7 +40,7 @@ public class GnnLayerSuite implements ScenarioSuite {
             s.put("GATConv " + mode, (c, check) -> layer(c, check, mode, () -> new GATConv(IN, CH, HEADS),
                     (m, x) -> ((GATConv) m).forward(graph(c, mode), x), GnnLayerSuite::gatRef));
         }
-        // SAR taking shards in pieces of 7 edges (a shard's edges of one node can span pieces).
+        // SAR taking shards in row ranges of at most 7 edges (rows with more edges get a range each).
         s.put("GATConv SAR, 7 edges per step", (c, check) -> inPieces(c, 7, () -> layer(c, check, AggregationMode.SAR,
                 () -> new GATConv(IN, CH, HEADS), (m, x) -> ((GATConv) m).forward(graph(c, AggregationMode.SAR), x),
                 GnnLayerSuite::gatRef)));
