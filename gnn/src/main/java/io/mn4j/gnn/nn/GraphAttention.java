@@ -7,6 +7,7 @@ import org.bytedeco.pytorch.LongOptional;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorOptional;
+import org.bytedeco.pytorch.TensorVector;
 import org.bytedeco.pytorch.global.torch;
 
 /**
@@ -54,35 +55,22 @@ final class GraphAttention implements ShardOperator {
         return dot;
     }
 
-    /**
-     * Σ_(u→v) w[edge, head]·h_u[head] for every head: [n, H, C], as one {@code embedding_bag}
-     * over the rows viewed as [n_src·H, C], bag (v, k) holding v's edges for head k. One kernel
-     * and, in backward, one dense gradient of the rows (per-head slices would cost a copy each
-     * way and a zero-filled full-size gradient per head).
-     */
-    private Tensor weightedSum(Csr edges, Tensor row, Tensor src, Tensor w) {
+    /** Σ_(u→v) w[edge, head]·h_u[head] for every head: [n, H, C]. */
+    private Tensor weightedSum(Csr edges, Tensor src, Tensor w) {
         long n = edges.numRows();
         if (edges.nnz() == 0) {
             return torch.zeros(new long[] {n, heads, channels}, src.options()).add(src.sum().mul(new Scalar(0.0)))
                     .add(w.sum().mul(new Scalar(0.0)));
         }
-        long nnz = edges.nnz();
-        Scalar h = new Scalar((long) heads);
-        Tensor head = torch.arange(h).unsqueeze(0);                           // [1, H]
-        Tensor start = edges.rowptr().narrow(0, 0, n);                        // first edge of each row
-        Tensor degree = edges.rowptr().narrow(0, 1, n).sub(start);
-        Tensor edgeStart = start.index_select(0, row);
-        // Position of (edge e of row v, head k) in bag order: start[v]·H + k·deg[v] + (e − start[v]).
-        Tensor position = edgeStart.mul(h).add(torch.arange(new Scalar(nnz)).sub(edgeStart)).unsqueeze(1)
-                .add(head.mul(degree.index_select(0, row).unsqueeze(1)));
-        Tensor order = torch.empty(new long[] {nnz * heads}, position.options(), null)
-                .index_copy_(0, position.view(-1), torch.arange(new Scalar(nnz * heads)));
-        Tensor indices = edges.col().unsqueeze(1).mul(h).add(head).view(-1).index_select(0, order);
-        Tensor weights = w.reshape(-1).index_select(0, order);
-        Tensor offsets = start.mul(h).unsqueeze(1).add(head.mul(degree.unsqueeze(1))).view(-1);
-        Tensor sums = torch.embedding_bag(src.reshape(-1, channels), indices, offsets, false, 0, false,
-                new TensorOptional(weights), false, new LongOptional()).get0();
-        return sums.view(n, heads, channels);
+        Tensor[] perHead = new Tensor[heads];
+        Tensor h3 = src.view(-1, heads, channels);
+        for (int k = 0; k < heads; k++) {
+            Tensor table = h3.select(1, k).contiguous();
+            Tensor weights = w.select(1, k).contiguous();
+            perHead[k] = torch.embedding_bag(table, edges.col(), edges.rowptr(), false, 0, false,
+                    new TensorOptional(weights), true, new LongOptional()).get0();
+        }
+        return torch.stack(new TensorVector(perHead), 1);
     }
 
     @Override
@@ -94,7 +82,7 @@ final class GraphAttention implements ShardOperator {
                 .index_reduce(0, row, e.detach(), "amax", true);
         Tensor p = e.sub(m.index_select(0, row)).exp();
         Tensor s = torch.zeros(new long[] {n, heads}, dst.options()).index_add(0, row, p);
-        Tensor o = weightedSum(edges, row, src, p);
+        Tensor o = weightedSum(edges, src, p);
         return List.of(m, s, o);
     }
 
@@ -124,7 +112,7 @@ final class GraphAttention implements ShardOperator {
         Tensor e = scores(edges, dst, src, row);
         Tensor alpha = e.sub(finalState.get(0).index_select(0, row)).exp().div(finalState.get(1).index_select(0, row));
         Tensor g3 = gradOut.view(-1, heads, channels);
-        Tensor partial = weightedSum(edges, row, src, alpha);
+        Tensor partial = weightedSum(edges, src, alpha);
         Tensor d = g3.mul(out.view(-1, heads, channels)).sum(new long[] {-1}, false, new org.bytedeco.pytorch.ScalarTypeOptional());
         Tensor alphaSum = torch.zeros(new long[] {edges.numRows(), heads}, dst.options()).index_add(0, row, alpha);
         return g3.mul(partial).sum().sub(d.mul(alphaSum).sum());
