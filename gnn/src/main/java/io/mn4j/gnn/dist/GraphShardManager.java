@@ -620,9 +620,12 @@ public final class GraphShardManager implements AutoCloseable {
         List<Tensor> inputs = new ArrayList<>(List.of(src, dst));
         inputs.addAll(op.parameters());
         boolean[] needed = new boolean[inputs.size()];
+        // One tensor as both sources and destinations (attention over x·W): one gradient buffer,
+        // delivered once, instead of two full-size ones that LibTorch would then add up.
+        boolean shared = src == dst;
         List<Tensor> bridged = new ArrayList<>();
         for (int i = 0; i < inputs.size(); i++) {
-            needed[i] = inputs.get(i).requires_grad();
+            needed[i] = inputs.get(i).requires_grad() && !(shared && i == 1);
             if (needed[i]) {
                 bridged.add(inputs.get(i));
             }
@@ -645,7 +648,7 @@ public final class GraphShardManager implements AutoCloseable {
         Tensor dstKept = Tensors.own(dstData), srcKept = Tensors.own(srcData), outKept = Tensors.own(result.detach());
         bridge.onGrad(result, g -> {
             try {
-                extras[0] = rematerialize(g, op, local, dstKept, srcKept, finalState, outKept, needed);
+                extras[0] = rematerialize(g, op, local, dstKept, srcKept, finalState, outKept, needed, shared);
             } finally {
                 g.close();
                 finalState.forEach(t -> {
@@ -669,15 +672,16 @@ public final class GraphShardManager implements AutoCloseable {
      * SAR's backward for any operator: recompute each shard under autograd (the local one, then the
      * remote ones re-fetched in the ring), take the gradient of its surrogate, keep the local
      * parts and send the fetched rows' gradients to their owners.
-     * Returns the extra gradients of src, dst and each parameter, in that order.
+     * Returns the extra gradients of src, dst (folded into src when they are one tensor) and each
+     * parameter, in that order.
      */
     private Tensor[] rematerialize(Tensor gradOut, ShardOperator op, Csr local, Tensor dstData, Tensor srcData,
-            List<Tensor> finalState, Tensor out, boolean[] needed) {
+            List<Tensor> finalState, Tensor out, boolean[] needed, boolean shared) {
         List<Tensor> params = op.parameters();
         Tensor[] sums = new Tensor[2 + params.size()];
         try (PointerScope scope = new PointerScope()) {
             sums[0] = torch.zeros_like(srcData);
-            sums[1] = torch.zeros_like(dstData);
+            sums[1] = shared ? sums[0] : torch.zeros_like(dstData);
             for (int i = 0; i < params.size(); i++) {
                 sums[2 + i] = torch.zeros_like(params.get(i));
             }
