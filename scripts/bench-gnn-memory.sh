@@ -19,6 +19,8 @@
 #                      memory stays in the heap and resident sizes include the allocator's cache
 #   --time-repeats R   extra runs of GCN modes 1 and 3 on 2 ranks (one per core), alternating, 3
 #                      epochs each, for the epoch-time target (default 2; 0 skips them)
+#   --edges-per-step E SAR mode: most edges per step of a GAT layer (0 = whole shards; default:
+#                      the shard manager's)
 #   --timeout SEC      per configuration (default 3600)       --no-build     use the existing build
 #   --quick            20000 nodes (checks that everything works, a few minutes)
 #
@@ -36,7 +38,7 @@ cd "$root"
 
 nodes=400000 degree=25 features=128 classes=16 hidden=128 layers=3 heads=4
 ranks=1,2,4 models=gcn,gat modes=sar,sequential,one-shot epochs=2 partitioner=metis seed=1
-data="" malloc=fixed timeout=3600 build=1 time_repeats=2
+edges_per_step=-1 data="" malloc=fixed timeout=3600 build=1 time_repeats=2
 while [ $# -gt 0 ]; do
   case "$1" in
     --nodes) nodes=$2; shift 2 ;;
@@ -55,10 +57,11 @@ while [ $# -gt 0 ]; do
     --data) data=$2; shift 2 ;;
     --malloc) malloc=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
+    --edges-per-step) edges_per_step=$2; shift 2 ;;
     --time-repeats) time_repeats=$2; shift 2 ;;
     --no-build) build=0; shift ;;
     --quick) nodes=20000; shift ;;
-    -h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-gnn-memory: unknown argument $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -124,7 +127,7 @@ run_config() { # np model mode epochs
   timeout "$timeout" mpirun -np "$np" "${flags[@]}" "${envflags[@]}" ${MN4J_MPIRUN_FLAGS:-} \
     java -cp "$cp" -XX:+UseSerialGC -Dorg.bytedeco.javacpp.maxPhysicalBytes=0 ${MN4J_JAVA_FLAGS:-} "$main" run \
     --data "$data" --model "$model" --mode "$mode" --epochs "$ep" --hidden "$hidden" --layers "$layers" \
-    --heads "$heads" --csv "$csv" < /dev/null 2>&1 | grep -v 'INFO\|index_reduce() is in beta' >> "$log"
+    --heads "$heads" --edges-per-step "$edges_per_step" --csv "$csv" < /dev/null 2>&1 | grep -v 'INFO\|index_reduce() is in beta' >> "$log"
   rc=${PIPESTATUS[0]}
   set -e
   if [ "$rc" != 0 ]; then

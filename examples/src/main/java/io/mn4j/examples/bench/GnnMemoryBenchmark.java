@@ -188,6 +188,10 @@ public final class GnnMemoryBenchmark implements Callable<Integer> {
         @Option(names = "--prefetch", defaultValue = "1", description = "Remote blocks fetched ahead in modes 1 and 2 (default: ${DEFAULT-VALUE}).")
         int prefetch;
 
+        @Option(names = "--edges-per-step", defaultValue = "-1",
+                description = "SAR mode: most edges per step of an attention layer; 0 = whole shards, negative = the manager's default (default: ${DEFAULT-VALUE}).")
+        long edgesPerStep;
+
         @Option(names = "--scope", defaultValue = "epoch", description = "epoch: one PointerScope per epoch; none: leave tensor handles to the GC (default: ${DEFAULT-VALUE}).")
         String scope;
 
@@ -247,7 +251,8 @@ public final class GnnMemoryBenchmark implements Callable<Integer> {
 
             // Load: only this rank's partition, then the shards, the model and the optimizer.
             PartitionData part = PartitionReader.load(dir, rank, size);
-            GraphShardManager graph = GraphShardManager.build(comm, part).mode(mode).prefetchDepth(o.prefetch);
+            GraphShardManager graph = GraphShardManager.build(comm, part).mode(mode).prefetchDepth(o.prefetch)
+                    .edgesPerStep(o.edgesPerStep);
             Tensor x = part.features();
             Tensor labels = part.labels();
             Tensor trainIdx = part.trainMask().nonzero().squeeze(1);

@@ -446,9 +446,9 @@ public final class GraphShardManager implements AutoCloseable {
         try (PointerScope scope = new PointerScope()) {
             Tensor out;
             if (mode == AggregationMode.ONE_SHOT) {
-                List<Tensor> state = op.shard(local, dst, src);
+                List<Tensor> state = op.shard(local, dst, op.sources(src));
                 if (parts > 1) {
-                    state = op.combine(state, op.shard(haloGraph(EdgeNorm.SUM).matrix(), dst, fetchAllBoundaryRows(src)));
+                    state = op.combine(state, op.shard(haloGraph(EdgeNorm.SUM).matrix(), dst, op.sources(fetchAllBoundaryRows(src))));
                 }
                 out = op.finish(state);
             } else if (mode == AggregationMode.SEQUENTIAL && grad) {
@@ -497,25 +497,34 @@ public final class GraphShardManager implements AutoCloseable {
     }
 
     /**
-     * Runs {@code op} over {@code edges}, merging into {@code state.get(0)} (or starting it when
-     * {@code state} is empty); a shard cut into row ranges (see {@link #edgesPerStep}) is run range
-     * by range, each range's merged rows written into the state.
+     * Runs {@code op} over {@code edges} reading the block of source rows {@code src}, merging into
+     * {@code state.get(0)} (or starting it when {@code state} is empty); a shard cut into row ranges
+     * (see {@link #edgesPerStep}) is run range by range, each range's merged rows written into the
+     * state. The block's {@link ShardOperator#sources} are made once and released at the end.
      */
     private void accumulate(PointerScope to, List<List<Tensor>> state, ShardOperator op, Csr edges, Tensor dst, Tensor src) {
-        List<Piece> ranges = steps(edges);
-        if (ranges.size() == 1) {
-            if (state.isEmpty()) {
-                state.add(shardStep(to, null, () -> op.shard(edges, dst, src)));
-            } else {
-                state.set(0, shardStep(to, state.get(0), () -> op.combine(state.get(0), op.shard(edges, dst, src))));
+        try (PointerScope block = new PointerScope()) {
+            List<Tensor> sources = op.sources(src);
+            List<Piece> ranges = steps(edges);
+            if (ranges.size() == 1) {
+                if (state.isEmpty()) {
+                    state.add(shardStep(to, null, () -> op.shard(edges, dst, sources)));
+                } else {
+                    state.set(0, shardStep(to, state.get(0), () -> op.combine(state.get(0), op.shard(edges, dst, sources))));
+                }
+                return;
             }
-            return;
+            accumulateRanges(to, state, op, ranges, dst, sources);
         }
+    }
+
+    private void accumulateRanges(PointerScope to, List<List<Tensor>> state, ShardOperator op, List<Piece> ranges, Tensor dst,
+            List<Tensor> sources) {
         boolean first = state.isEmpty();
         List<Tensor> acc = first ? null : state.get(0);
         for (Piece piece : ranges) {
             try (PointerScope s = new PointerScope()) {
-                List<Tensor> part = op.shard(piece.edges(), piece.of(dst), src);
+                List<Tensor> part = op.shard(piece.edges(), piece.of(dst), sources);
                 if (acc == null || (!first && piece.from() == 0)) {
                     // New full-size state tensors, written range by range (never the operator's own
                     // tensors, which may be views of its inputs).
@@ -590,12 +599,12 @@ public final class GraphShardManager implements AutoCloseable {
         Tensor[] blockGrads = new Tensor[parts];
         PointerScope callScope = PointerScope.getInnerScope();
         List<List<Tensor>> state = new ArrayList<>(1);
-        state.add(shardStep(callScope, null, () -> op.shard(local, dst, src)));
+        state.add(shardStep(callScope, null, () -> op.shard(local, dst, op.sources(src))));
         Ring.fetch(comm, TAG_FORWARD, prefetchDepth, p -> data.index_select(0, shards[p].sendRows),
                 (p, block) -> state.set(0, shardStep(callScope, state.get(0), () -> {
                     Tensor fetched = bridge.attach(block);
                     bridge.onGrad(fetched, g -> blockGrads[p] = g);
-                    return op.combine(state.get(0), op.shard(shards[p].edges, dst, fetched));
+                    return op.combine(state.get(0), op.shard(shards[p].edges, dst, op.sources(fetched)));
                 })));
         bridge.onInputGrad(0, g -> pushAndRelease(g, blockGrads));
         return op.finish(state.get(0));
@@ -669,9 +678,9 @@ public final class GraphShardManager implements AutoCloseable {
     }
 
     /**
-     * SAR's backward for any operator: recompute each shard under autograd (the local one, then the
-     * remote ones re-fetched in the ring), take the gradient of its surrogate, keep the local
-     * parts and send the fetched rows' gradients to their owners.
+     * SAR's backward for any operator: recompute each block's steps under autograd (the local
+     * block, then the remote ones re-fetched in the ring), take the gradient of their surrogates,
+     * keep the local parts and send the fetched rows' gradients to their owners.
      * Returns the extra gradients of src, dst (folded into src when they are one tensor) and each
      * parameter, in that order.
      */
@@ -686,24 +695,12 @@ public final class GraphShardManager implements AutoCloseable {
                 sums[2 + i] = torch.zeros_like(params.get(i));
             }
             try (org.bytedeco.pytorch.AutoGradMode on = new org.bytedeco.pytorch.AutoGradMode(true)) {
-                for (Piece piece : steps(local)) {
-                    shardGradients(op, piece, dstData, srcData, gradOut, finalState, out, params, sums, true);
+                try (Tensor g = blockGradients(op, steps(local), srcData, dstData, gradOut, finalState, out, params, sums)) {
+                    sums[0].add_(g);
                 }
                 Ring.refetchAndReturn(comm, TAG_REFETCH, TAG_BACKWARD,
                         p -> srcData.index_select(0, shards[p].sendRows),
-                        (p, block) -> {
-                            Tensor blockGrad = null;
-                            for (Piece piece : steps(shards[p].edges)) {
-                                Tensor g = shardGradients(op, piece, dstData, block, gradOut, finalState, out, params, sums, false);
-                                if (blockGrad == null) {
-                                    blockGrad = g;
-                                } else {
-                                    blockGrad.add_(g);
-                                    g.close();
-                                }
-                            }
-                            return blockGrad;
-                        },
+                        (p, block) -> blockGradients(op, steps(shards[p].edges), block, dstData, gradOut, finalState, out, params, sums),
                         (p, grad) -> {
                             try (Tensor g = grad.to(srcData.scalar_type())) {
                                 sums[0].index_add_(0, shards[p].sendRows, g);
@@ -718,40 +715,85 @@ public final class GraphShardManager implements AutoCloseable {
         return sums;
     }
 
-    /** Gradients of one shard's surrogate; accumulates dst, params (and src if local) into sums. */
-    private static Tensor shardGradients(ShardOperator op, Piece piece, Tensor dstData, Tensor srcRows, Tensor gradOut,
-            List<Tensor> finalState, Tensor out, List<Tensor> params, Tensor[] sums, boolean localSource) {
-        // The recomputed graph and its gradients go when this shard is done: one shard at a time.
+    /**
+     * The rematerialized backward over one block of source rows: the block's sources once, each
+     * step's surrogate and gradients (a step's temporaries go when it is done), the sources'
+     * gradients added up over the steps, then one backward through {@link ShardOperator#sources}.
+     * Adds the dst and parameter gradients into {@code sums}; returns the rows' gradient.
+     */
+    private static Tensor blockGradients(ShardOperator op, List<Piece> steps, Tensor rows, Tensor dstData, Tensor gradOut,
+            List<Tensor> finalState, Tensor out, List<Tensor> params, Tensor[] sums) {
         PointerScope outer = PointerScope.getInnerScope();
-        try (PointerScope scope = new PointerScope()) {
-            Tensor srcGrad = shardGradientsInScope(op, piece, dstData, srcRows, gradOut, finalState, out, params, sums, localSource);
-            return srcGrad == null ? null : Tensors.escape(scope, outer, srcGrad);
+        try (PointerScope block = new PointerScope()) {
+            Tensor rowsLeaf = rows.detach().set_requires_grad(true);
+            List<Tensor> sources = op.sources(rowsLeaf);
+            List<Tensor> leaves = new ArrayList<>(sources.size());
+            sources.forEach(t -> leaves.add(t.detach().set_requires_grad(true)));
+            Tensor[] sourceGrads = new Tensor[sources.size()];
+            for (Piece piece : steps) {
+                try (PointerScope step = new PointerScope()) {
+                    Tensor dstLeaf = piece.of(dstData).detach().set_requires_grad(true);
+                    List<Tensor> wrt = new ArrayList<>(leaves);
+                    wrt.add(dstLeaf);
+                    wrt.addAll(params);
+                    Tensor s = op.surrogate(piece.edges(), dstLeaf, leaves, piece.of(gradOut), piece.of(finalState), piece.of(out));
+                    TensorVector grads = gradients(List.of(s), wrt, List.of());
+                    for (int i = 0; i < leaves.size(); i++) {
+                        Tensor g = grads.get(i);
+                        if (!g.defined()) {
+                            continue;
+                        }
+                        if (sourceGrads[i] == null) {
+                            // Dense, in the block's scope; a sparse gradient is added into zeros.
+                            Tensor dense = g.is_sparse() ? torch.zeros_like(leaves.get(i)).add_(g) : new Tensor(g);
+                            sourceGrads[i] = Tensors.escape(step, block, dense);
+                        } else {
+                            sourceGrads[i].add_(g);
+                        }
+                    }
+                    addIfDefined(piece.of(sums[1]), grads.get(leaves.size()));
+                    for (int i = 0; i < params.size(); i++) {
+                        addIfDefined(sums[2 + i], grads.get(leaves.size() + 1 + i));
+                    }
+                }
+            }
+            // Once per block: from the sources back to the rows (and the parameters sources() uses).
+            Tensor rowsGrad = torch.zeros_like(rows);
+            List<Tensor> outputs = new ArrayList<>(), outputGrads = new ArrayList<>();
+            for (int i = 0; i < sources.size(); i++) {
+                if (sourceGrads[i] == null) {
+                    continue;
+                }
+                if (sources.get(i) == rowsLeaf) { // the rows themselves (the default sources)
+                    rowsGrad.add_(sourceGrads[i]);
+                } else {
+                    outputs.add(sources.get(i));
+                    outputGrads.add(sourceGrads[i]);
+                }
+            }
+            if (!outputs.isEmpty()) {
+                List<Tensor> wrt = new ArrayList<>(List.of(rowsLeaf));
+                wrt.addAll(params);
+                TensorVector grads = gradients(outputs, wrt, outputGrads);
+                addIfDefined(rowsGrad, grads.get(0));
+                for (int i = 0; i < params.size(); i++) {
+                    addIfDefined(sums[2 + i], grads.get(1 + i));
+                }
+            }
+            return Tensors.escape(block, outer, rowsGrad);
         }
     }
 
-    private static Tensor shardGradientsInScope(ShardOperator op, Piece piece, Tensor dstData, Tensor srcRows, Tensor gradOut,
-            List<Tensor> finalState, Tensor out, List<Tensor> params, Tensor[] sums, boolean localSource) {
-        Tensor dstLeaf = piece.of(dstData).detach().set_requires_grad(true);
-        Tensor srcLeaf = srcRows.detach().set_requires_grad(true);
-        List<Tensor> wrt = new ArrayList<>(List.of(srcLeaf, dstLeaf));
-        wrt.addAll(params);
-        Tensor s = op.surrogate(piece.edges(), dstLeaf, srcLeaf, piece.of(gradOut), piece.of(finalState), piece.of(out));
-        org.bytedeco.pytorch.TensorVector grads = torch.grad(new TensorVector(s),
-                new TensorVector(wrt.toArray(new Tensor[0])), new TensorVector(),
-                new org.bytedeco.pytorch.BoolOptional(false), false, true);
-        // get(0) is a reference into the vector: an owning handle survives it.
-        Tensor srcGrad = grads.get(0).defined() ? new Tensor(grads.get(0)) : torch.zeros_like(srcLeaf);
-        for (int i = 1; i < wrt.size(); i++) {
-            Tensor gi = grads.get(i);
-            if (gi.defined()) {
-                (i == 1 ? piece.of(sums[1]) : sums[i]).add_(gi);
-            }
+    /** {@code torch.autograd.grad}, unused inputs allowed (their entries undefined). */
+    private static TensorVector gradients(List<Tensor> outputs, List<Tensor> inputs, List<Tensor> gradOutputs) {
+        return torch.grad(new TensorVector(outputs.toArray(new Tensor[0])), new TensorVector(inputs.toArray(new Tensor[0])),
+                new TensorVector(gradOutputs.toArray(new Tensor[0])), new org.bytedeco.pytorch.BoolOptional(false), false, true);
+    }
+
+    private static void addIfDefined(Tensor sum, Tensor g) {
+        if (g.defined()) {
+            sum.add_(g);
         }
-        if (localSource) {
-            sums[0].add_(srcGrad);
-            return null;
-        }
-        return srcGrad;
     }
 
     private Csr selfLooped;
