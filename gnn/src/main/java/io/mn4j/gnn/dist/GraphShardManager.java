@@ -215,7 +215,8 @@ public final class GraphShardManager implements AutoCloseable {
      * backward takes: a larger shard (above all this rank's own, which holds most edges of a good
      * partition) is taken in ranges of its rows, so that a step's temporaries, per edge (attention
      * scores) and per node (partial states, gradients), scale with the range instead of the shard.
-     * 0 takes whole shards; negative restores the default, this rank's node count (at least 65536).
+     * 0 takes whole shards; negative restores the default, a quarter of this rank's node count (at
+     * least 16384): a step's work follows its edges, so small steps save memory at little cost in time.
      */
     public synchronized GraphShardManager edgesPerStep(long edges) {
         this.edgesPerStep = edges;
@@ -568,7 +569,7 @@ public final class GraphShardManager implements AutoCloseable {
 
     /** {@code edges} as ranges of rows with at most {@link #edgesPerStep} edges each (one range when small enough). */
     private synchronized List<Piece> steps(Csr edges) {
-        long budget = edgesPerStep < 0 ? Math.max(65536, numLocal) : edgesPerStep;
+        long budget = edgesPerStep < 0 ? Math.max(16384, numLocal / 4) : edgesPerStep;
         if (budget == 0 || edges.nnz() <= budget || numLocal <= 1) {
             return List.of(new Piece(edges, 0, numLocal));
         }
@@ -744,12 +745,13 @@ public final class GraphShardManager implements AutoCloseable {
                             continue;
                         }
                         if (sourceGrads[i] == null) {
-                            // Dense, in the block's scope; a sparse gradient is added into zeros.
-                            Tensor dense = g.is_sparse() ? torch.zeros_like(leaves.get(i)).add_(g) : new Tensor(g);
-                            sourceGrads[i] = Tensors.escape(step, block, dense);
-                        } else {
-                            sourceGrads[i].add_(g);
+                            // Dense, in the block's scope.
+                            sourceGrads[i] = Tensors.escape(step, block, g.is_sparse() ? torch.zeros_like(leaves.get(i)) : new Tensor(g));
+                            if (!g.is_sparse()) {
+                                continue;
+                            }
                         }
+                        addInto(sourceGrads[i], g);
                     }
                     addIfDefined(piece.of(sums[1]), grads.get(leaves.size()));
                     for (int i = 0; i < params.size(); i++) {
@@ -758,14 +760,14 @@ public final class GraphShardManager implements AutoCloseable {
                 }
             }
             // Once per block: from the sources back to the rows (and the parameters sources() uses).
-            Tensor rowsGrad = torch.zeros_like(rows);
+            Tensor rowsGrad = null;
             List<Tensor> outputs = new ArrayList<>(), outputGrads = new ArrayList<>();
             for (int i = 0; i < sources.size(); i++) {
                 if (sourceGrads[i] == null) {
                     continue;
                 }
                 if (sources.get(i) == rowsLeaf) { // the rows themselves (the default sources)
-                    rowsGrad.add_(sourceGrads[i]);
+                    rowsGrad = sourceGrads[i];
                 } else {
                     outputs.add(sources.get(i));
                     outputGrads.add(sourceGrads[i]);
@@ -775,12 +777,15 @@ public final class GraphShardManager implements AutoCloseable {
                 List<Tensor> wrt = new ArrayList<>(List.of(rowsLeaf));
                 wrt.addAll(params);
                 TensorVector grads = gradients(outputs, wrt, outputGrads);
-                addIfDefined(rowsGrad, grads.get(0));
+                outputGrads.forEach(Tensor::close); // before the rows' gradient is added up: one less at the peak
+                if (grads.get(0).defined()) {
+                    rowsGrad = rowsGrad == null ? new Tensor(grads.get(0)) : rowsGrad.add_(grads.get(0));
+                }
                 for (int i = 0; i < params.size(); i++) {
                     addIfDefined(sums[2 + i], grads.get(1 + i));
                 }
             }
-            return Tensors.escape(block, outer, rowsGrad);
+            return Tensors.escape(block, outer, rowsGrad != null ? rowsGrad : torch.zeros_like(rows));
         }
     }
 
@@ -788,6 +793,18 @@ public final class GraphShardManager implements AutoCloseable {
     private static TensorVector gradients(List<Tensor> outputs, List<Tensor> inputs, List<Tensor> gradOutputs) {
         return torch.grad(new TensorVector(outputs.toArray(new Tensor[0])), new TensorVector(inputs.toArray(new Tensor[0])),
                 new TensorVector(gradOutputs.toArray(new Tensor[0])), new org.bytedeco.pytorch.BoolOptional(false), false, true);
+    }
+
+    /**
+     * {@code sum += g}; a sparse g by {@code index_add_} of its rows as they are: LibTorch's
+     * dense += sparse would sort (coalesce) them first, several times slower.
+     */
+    private static void addInto(Tensor sum, Tensor g) {
+        if (g.is_sparse() && g.sparse_dim() == 1) {
+            sum.index_add_(0, g._indices().view(-1), g._values());
+        } else {
+            sum.add_(g);
+        }
     }
 
     private static void addIfDefined(Tensor sum, Tensor g) {

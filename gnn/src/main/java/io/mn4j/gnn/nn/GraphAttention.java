@@ -41,9 +41,10 @@ final class GraphAttention implements ShardOperator {
     }
 
     /**
-     * The source logits {@code a_src·h_u} [n, H], then the rows of each head [n, C] (one
-     * head-major copy, split by {@code unbind}, whose backward is one stack): computed once per
-     * block, so a step's work follows its edges.
+     * The source logits {@code a_src·h_u} [n, H], then each head's rows [n, C], split by
+     * {@code unbind} from one head-major copy (its backward is one stack). {@code embedding_bag}
+     * would copy a strided table at every call; computed once per block, a step's work follows
+     * its edges.
      */
     @Override
     public List<Tensor> sources(Tensor src) {
