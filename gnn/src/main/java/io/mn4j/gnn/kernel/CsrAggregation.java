@@ -1,25 +1,21 @@
 package io.mn4j.gnn.kernel;
 
+import io.mn4j.functions.autograd.CustomFunction;
 import io.mn4j.gnn.graph.Csr;
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.util.Tensors;
+import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.GradMode;
 import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.T_TensorTensorTensorTensor_T;
 import org.bytedeco.pytorch.Tensor;
-import org.bytedeco.pytorch.TensorBase;
 import org.bytedeco.pytorch.TensorOptional;
-import org.bytedeco.pytorch.TensorOptions;
-import org.bytedeco.pytorch.TensorTensorHook;
 import org.bytedeco.pytorch.global.torch;
 import org.bytedeco.pytorch.global.torch.ScalarType;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Sparse-dense product {@code out = A · x} for a CSR matrix {@code A} ({@code numRows x numCols},
@@ -35,38 +31,21 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Gradient.</b> {@link #apply} is differentiable in {@code x}: the gradient is
  * {@code Aᵀ · grad_out}, computed by the same kernel on the transposed matrix (built once, on first
- * use), not by {@code embedding_bag}'s generic backward. The Bytedeco presets expose no custom
- * autograd {@code Function} (and {@code FunctionPostHook}s are owned by C++ through
- * {@code unique_ptr}), so this is wired with two tensor hooks: the output is computed under
- * no-grad and tied to {@code x} through a zero-valued term ({@code view(x)[0:0].sum()}, added in
- * place); a hook on the output keeps the incoming gradient (and passes a broadcast zero on, so the
- * zero term's reduction costs nothing), a hook on the view replaces the (zero) gradient of
- * {@code x} with {@code Aᵀ · grad_out}. Forward overhead over the bare kernel is one in-place add
- * over the output; backward overhead is one memset of an input-sized buffer. The output returned is an alias of the hooked tensor, so
- * hooks the caller registers on it run first, as with any LibTorch op. Under
- * {@code create_graph} the transposed product is itself differentiable (so higher derivatives are
- * right). Weights are constants: a weight tensor that requires grad is rejected.
- *
- * <p><b>Lifetime.</b> The Java hook objects must stay reachable while the autograd graph that
- * references them lives (a collected hook makes backward fail). This object keeps them; hooks
- * whose backward has run are dropped at the next {@link #apply}, so keep this object alive as long
- * as outputs of {@link #apply} may be differentiated (layers hold it as a field). A second
- * backward through the same graph ({@code retain_graph}) works until the next {@code apply}.
- * {@link #close()} releases the tensors; {@link #releaseHooks()} drops all hooks.
+ * use), not by {@code embedding_bag}'s generic backward. It is a {@link CustomFunction} (Java
+ * backward on LibTorch's own autograd; the graph keeps what it needs and releases it with itself).
+ * Under {@code create_graph} the transposed product is itself differentiable (so higher
+ * derivatives are right). Weights are constants: a weight tensor that requires grad is rejected.
+ * {@link #close()} releases the tensors; keep this object open while outputs of {@link #apply}
+ * may be differentiated (layers hold it as a field).
  *
  * <p>Thread-safe for concurrent calls.
  */
 public final class CsrAggregation implements AutoCloseable {
-    private static final Logger LOG = LoggerFactory.getLogger(CsrAggregation.class);
-    private static final int MANY_HOOKS = 10_000;
-
     private final Side fwd;
     private volatile Side bwd;
     private final boolean owner;
     private final CsrAggregation transposeOf;
     private volatile CsrAggregation transposed;
-    private final ConcurrentLinkedQueue<HookPair> hooks = new ConcurrentLinkedQueue<>();
-    private final AtomicBoolean warnedMany = new AtomicBoolean();
 
     private CsrAggregation(Side fwd, Side bwd, boolean owner, CsrAggregation transposeOf) {
         this.fwd = fwd;
@@ -120,23 +99,18 @@ public final class CsrAggregation implements AutoCloseable {
      * {@code x} does not require grad this is {@link #forward}.
      */
     public Tensor apply(Tensor x) {
-        DeferredRelease.drain();
         if (!GradMode.is_enabled() || !x.requires_grad()) return forward(x);
         checkInput(x, fwd.csr.numCols());
-        pruneHooks();
-        HookPair h = new HookPair();
-        hooks.add(h);
         PointerScope outer = PointerScope.getInnerScope();
         try (PointerScope s = new PointerScope()) {
             Tensor y = forward(x);
-            // z is a distinct node on x's gradient path: its hook sees only what flows through here.
-            // A view (not alias) lets AccumulateGrad steal the injected gradient for a leaf x.
-            Tensor z = x.view(Tensors.shape(x));
-            Tensor zero = z.narrow(0, 0, 0).sum();
-            y.add_(zero);
-            y.register_hook(h.capture);
-            z.register_hook(h.inject);
-            return Tensors.escape(s, outer, y.alias());
+            Tensor out = CustomFunction.apply("CsrAggregation", List.of(x), List.of(y), grads -> {
+                Tensor g = grads.get(0);
+                if (g == null) return Collections.singletonList(null);
+                // Grad mode is on here only under create_graph: keep the product differentiable.
+                return List.of(GradMode.is_enabled() ? transpose().apply(g) : transposeForward(g));
+            }, CustomFunction.Schedule.NATURAL, this).outputs().get(0);
+            return Tensors.escape(s, outer, out);
         }
     }
 
@@ -153,26 +127,10 @@ public final class CsrAggregation implements AutoCloseable {
         return t;
     }
 
-    /** Number of hook pairs currently kept alive for autograd graphs. */
-    public int liveHooks() {
-        return hooks.size();
-    }
-
-    /**
-     * Drops every kept hook. Only call when no output of {@link #apply} will be differentiated
-     * any more (a backward through such an output would then fail).
-     */
-    public void releaseHooks() {
-        hooks.clear();
-        DeferredRelease.drain();
-    }
-
-    /** Releases the tensors (for the owning instance) and the hooks. */
+    /** Releases the tensors (for the owning instance). */
     @Override
     public void close() {
         if (!owner) return;
-        releaseHooks();
-        if (transposed != null) transposed.hooks.clear();
         fwd.close();
         if (bwd != null) bwd.close();
     }
@@ -195,14 +153,6 @@ public final class CsrAggregation implements AutoCloseable {
             }
         }
         return b;
-    }
-
-    private void pruneHooks() {
-        hooks.removeIf(h -> h.fired);
-        if (hooks.size() > MANY_HOOKS && warnedMany.compareAndSet(false, true)) {
-            LOG.warn("{} aggregations recorded for autograd were never differentiated; run inference under NoGradGuard "
-                    + "or call releaseHooks()", hooks.size());
-        }
     }
 
     private static void checkInput(Tensor x, long rows) {
@@ -253,52 +203,5 @@ public final class CsrAggregation implements AutoCloseable {
             weights.values().forEach(Tensor::close);
             weights.clear();
         }
-    }
-
-    /** The two hooks of one differentiable call and the gradient passed between them. */
-    private final class HookPair {
-        volatile boolean fired;
-        private volatile Tensor grad;
-
-        final TensorTensorHook capture = Tensors.unscoped(new TensorTensorHook() {
-            @Override
-            public TensorBase call(TensorBase g) {
-                DeferredRelease.drain();
-                Tensor prev = grad;
-                Tensor kept = Tensors.own(new Tensor(g));
-                grad = kept;
-                if (prev != null) prev.close();
-                g.close();
-                // What flows on from here only reaches the zero-valued term; a broadcast zero
-                // makes its reduction cheap (no pass over the real gradient).
-                Tensor zero = Tensors.unscoped(torch.zeros(new long[0], new TensorOptions(Tensors.type(kept))).expand(Tensors.shape(kept)));
-                DeferredRelease.later(zero);
-                return zero;
-            }
-        });
-
-        final TensorTensorHook inject = Tensors.unscoped(new TensorTensorHook() {
-            @Override
-            public TensorBase call(TensorBase ignoredZeros) {
-                DeferredRelease.drain();
-                ignoredZeros.close();
-                Tensor g = grad;
-                grad = null;
-                if (g == null) {
-                    throw new IllegalStateException("CsrAggregation: the output's gradient was not seen before the input's");
-                }
-                Tensor r;
-                try {
-                    // Grad mode is on here only under create_graph: keep the product differentiable.
-                    r = GradMode.is_enabled() ? transpose().apply(g) : transposeForward(g);
-                } finally {
-                    g.close();
-                }
-                fired = true;
-                Tensors.unscoped(r);
-                DeferredRelease.later(r);
-                return r;
-            }
-        });
     }
 }
