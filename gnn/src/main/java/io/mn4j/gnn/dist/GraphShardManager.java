@@ -1,6 +1,7 @@
 package io.mn4j.gnn.dist;
 
 import io.mn4j.communicator.Communicator;
+import io.mn4j.functions.autograd.CustomFunction;
 import io.mn4j.functions.Functions;
 import io.mn4j.gnn.graph.Csr;
 import io.mn4j.gnn.kernel.CsrAggregation;
@@ -292,6 +293,11 @@ public final class GraphShardManager implements AutoCloseable {
         // them would live until the caller's scope closes (an epoch) or the GC runs.
         PointerScope outer = PointerScope.getInnerScope();
         try (PointerScope scope = new PointerScope()) {
+            // Without autograd, mode 2 has nothing to keep: it is mode 1's ring.
+            boolean withGraph = x.requires_grad() && org.bytedeco.pytorch.GradMode.is_enabled();
+            if (parts > 1 && (mode == AggregationMode.SAR || mode == AggregationMode.SEQUENTIAL && !withGraph)) {
+                return Tensors.escape(scope, outer, sarSum(x, norm));
+            }
             Tensor local = weights(norm)[rank].apply(x);
             if (norm == EdgeNorm.GCN) {
                 local = torch.addcmul(local, x, selfLoopWeight(x));
@@ -304,23 +310,30 @@ public final class GraphShardManager implements AutoCloseable {
                     case ONE_SHOT:
                         out = local.add(oneShotSum(x, norm));
                         break;
-                    case SEQUENTIAL:
-                        out = local.add(sequentialSum(x, norm));
-                        break;
                     default:
-                        out = local.add(sarSum(x, norm));
+                        out = local.add(sequentialSum(x, norm));
                 }
             }
             return Tensors.escape(scope, outer, out);
         }
     }
 
-    /** Mode 1 for sums: ring without autograd; backward sends A_jᵀ·g home, no re-fetch. */
+    /**
+     * Mode 1 for sums, the local block and self loops included: one output buffer that every block
+     * is added into without autograd. Backward computes the local gradient (Aᵀ·g and the self
+     * loops) into one buffer, sends A_jᵀ·g home and adds what comes back into it: no re-fetch, no
+     * second input-sized buffer.
+     */
     private Tensor sarSum(Tensor x, EdgeNorm norm) {
         CsrAggregation[] w = weights(norm);
         Tensor data = x.detach().contiguous();
-        Tensor acc = torch.zeros(new long[] {numLocal, x.size(1)}, x.options());
+        Tensor selfWeight = norm == EdgeNorm.GCN ? selfLoopWeight(x) : null;
+        Tensor acc;
         try (NoGradGuard g = new NoGradGuard()) {
+            acc = w[rank].forward(data);
+            if (selfWeight != null) {
+                acc.addcmul_(data, selfWeight);
+            }
             Ring.fetch(comm, TAG_FORWARD, prefetchDepth, p -> data.index_select(0, shards[p].sendRows),
                     (p, block) -> {
                         try (Tensor part = w[p].forward(block)) {
@@ -331,28 +344,28 @@ public final class GraphShardManager implements AutoCloseable {
         if (!x.requires_grad() || !org.bytedeco.pytorch.GradMode.is_enabled()) {
             return acc;
         }
-        GradientBridge bridge = new GradientBridge(bridges, x);
-        Tensor out = bridge.attach(acc);
-        Tensor[] gradOut = new Tensor[1];
-        bridge.onGrad(out, g -> gradOut[0] = g);
-        bridge.onInputGrad(0, g -> {
-            try {
-                return pushGradients(g, p -> w[p].transposeForward(gradOut[0]));
-            } finally {
-                gradOut[0].close();
-                gradOut[0] = null;
+        // Backward must not touch x or acc (their handles belong to the caller's scope).
+        long width = acc.size(1);
+        torch.ScalarType type = acc.scalar_type();
+        return CustomFunction.apply("SAR sum", List.of(x), List.of(acc), grads -> {
+            // An unused output still takes part in the exchange (with zeros).
+            Tensor g = grads.get(0) != null ? grads.get(0) : torch.zeros(new long[] {numLocal, width}, new TensorOptions(type));
+            // Grad mode is on here only under create_graph: the local part stays differentiable.
+            boolean differentiable = org.bytedeco.pytorch.GradMode.is_enabled();
+            Tensor grad = differentiable ? w[rank].transpose().apply(g) : w[rank].transposeForward(g);
+            if (selfWeight != null) {
+                grad = differentiable ? grad.addcmul(g, selfWeight) : grad.addcmul_(g, selfWeight);
             }
-        });
-        return out;
+            Tensor into = differentiable ? torch.zeros_like(grad) : grad;
+            pushGradients(into, p -> w[p].transposeForward(g));
+            return List.of(differentiable ? grad.add(into) : grad);
+        }, CustomFunction.Schedule.NATURAL, this).outputs().get(0);
     }
 
     /** Mode 2 for sums: the same ring, each fetched block in the autograd graph. */
     private Tensor sequentialSum(Tensor x, EdgeNorm norm) {
         CsrAggregation[] w = weights(norm);
         Tensor data = x.detach().contiguous();
-        if (!x.requires_grad() || !org.bytedeco.pytorch.GradMode.is_enabled()) {
-            return sarSum(x, norm);
-        }
         GradientBridge bridge = new GradientBridge(bridges, x);
         Tensor[] blockGrads = new Tensor[parts];
         Tensor[] acc = {null};
@@ -374,33 +387,48 @@ public final class GraphShardManager implements AutoCloseable {
         return acc[0];
     }
 
-    /** {@link #pushGradients} of the fetched blocks' gradients, which are closed afterwards. */
+    /** The extra input gradient of mode 2: the fetched blocks' gradients pushed home, each released once sent. */
     private Tensor pushAndRelease(Tensor like, Tensor[] blockGrads) {
         try {
-            return pushGradients(like, p -> blockGrads[p]);
+            Tensor extra = torch.zeros_like(like);
+            pushGradients(extra, p -> {
+                Tensor g = blockGrads[p];
+                blockGrads[p] = null;
+                return g;
+            });
+            return extra;
         } finally {
-            for (int p = 0; p < blockGrads.length; p++) {
-                if (blockGrads[p] != null) {
-                    blockGrads[p].close();
-                    blockGrads[p] = null;
-                }
-            }
+            Tensors.closeAll(blockGrads);
+            Arrays.fill(blockGrads, null);
         }
     }
 
     /**
      * The backward ring: sends {@code gradFor.apply(p)} (gradient of the rows fetched from p; null
-     * means zeros) to each partner p, and adds what partners send into the rows they read.
+     * means zeros) to each partner p, and adds what partners send into the rows of {@code into}
+     * they read. The ring owns what {@code gradFor} returns and releases it once sent, so a step's
+     * payload and received block go with the step, not with the whole exchange.
      */
-    private Tensor pushGradients(Tensor like, java.util.function.IntFunction<Tensor> gradFor) {
-        Tensor extra = torch.zeros_like(like);
-        long features = like.size(1);
+    private void pushGradients(Tensor into, java.util.function.IntFunction<Tensor> gradFor) {
+        long features = into.size(1);
         Ring.pushBack(comm, TAG_BACKWARD, prefetchDepth, p -> {
             Tensor g = gradFor.apply(p);
-            return g != null ? g.contiguous()
-                    : torch.zeros(new long[] {shards[p].numNeeded(), features}, like.options());
-        }, (p, grad) -> extra.index_add_(0, shards[p].sendRows, grad.to(like.scalar_type())));
-        return extra;
+            if (g == null) {
+                return torch.zeros(new long[] {shards[p].numNeeded(), features}, into.options());
+            }
+            if (g.is_contiguous()) {
+                return g;
+            }
+            try {
+                return g.contiguous();
+            } finally {
+                g.close();
+            }
+        }, (p, grad) -> {
+            try (Tensor typed = grad.to(into.scalar_type())) {
+                into.index_add_(0, shards[p].sendRows, typed);
+            }
+        });
     }
 
     /** Mode 3 for sums: one exchange of boundary rows, one aggregation over all of them. */
