@@ -17,11 +17,9 @@ import io.mn4j.iterators.MultiNodeEvaluator;
 import io.mn4j.iterators.MultiNodeIterator;
 import io.mn4j.iterators.TensorDataset;
 import java.io.PrintStream;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.stream.Collectors;
 import org.bytedeco.pytorch.Adam;
 import org.bytedeco.pytorch.AdamOptions;
 import org.bytedeco.pytorch.LongOptional;
@@ -87,16 +85,14 @@ public final class Train implements Callable<Integer> {
         List<Long> params = comm.allgatherObj(stage.parameterCount());
         RunOutput output = null;
         if (rank == 0) {
-            out.printf("Train: MLP %s on Fashion-MNIST, model parallel over %d rank%s%n",
-                    Arrays.stream(mlp.widths()).mapToObj(String::valueOf).collect(Collectors.joining("-")), n,
-                    n == 1 ? "" : "s");
+            out.printf("Train: MLP %s on Fashion-MNIST, model parallel over %s%n", mlp.describe(), Cli.ranks(n));
             for (int r = 0; r < n; r++) {
                 out.printf("  rank %d: layers [%d, %d), %,d parameters%n", r, split[r][0], split[r][1], params.get(r));
             }
             out.printf("  data: %d training / %d test examples from %s; batch %d, Adam lr %g (%s), seed %d, %d epochs%n",
                     train.size(), test.size(), opts.dataDir(), opts.batchSize, opts.lr, opts.schedule, opts.seed,
                     opts.epochs);
-            output = new RunOutput(opts.outDir("train"), "Train (" + n + " rank" + (n == 1 ? "" : "s") + ")");
+            output = new RunOutput(opts.outDir("train"), "Train (" + Cli.ranks(n) + ")");
         }
         long t0 = System.nanoTime();
         TrainingLoop loop = new TrainingLoop(comm, opts, out, output);

@@ -16,11 +16,9 @@ import io.mn4j.iterators.MultiNodeEvaluator;
 import io.mn4j.iterators.SerialIterator;
 import io.mn4j.iterators.TensorDataset;
 import java.io.PrintStream;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.stream.Collectors;
 import org.bytedeco.pytorch.Adam;
 import org.bytedeco.pytorch.AdamOptions;
 import org.bytedeco.pytorch.NoGradGuard;
@@ -77,12 +75,10 @@ public final class TrainDataParallel implements Callable<Integer> {
 
         RunOutput output = null;
         if (rank == 0) {
-            out.printf("TrainDataParallel: MLP %s on Fashion-MNIST, data parallel over %d rank%s%n",
-                    Arrays.stream(mlp.widths()).mapToObj(String::valueOf).collect(Collectors.joining("-")), n,
-                    n == 1 ? "" : "s");
+            out.printf("TrainDataParallel: MLP %s on Fashion-MNIST, data parallel over %s%n", mlp.describe(), Cli.ranks(n));
             out.printf("  %d training examples scattered as %d per rank; batch %d per rank (%d per step in all)%n",
                     trainSize, trainPart.size(), opts.batchSize, opts.batchSize * n);
-            output = new RunOutput(opts.outDir("train-data-parallel"), "TrainDataParallel (" + n + " ranks)");
+            output = new RunOutput(opts.outDir("train-data-parallel"), "TrainDataParallel (" + Cli.ranks(n) + ")");
         }
         long t0 = System.nanoTime();
         List<EpochStats> epochs = new TrainingLoop(comm, opts, out, output).run(it,

@@ -233,10 +233,10 @@ public final class TrainGnn implements Callable<Integer> {
         List<Long> localNodes = comm.allgatherObj(run.partition().numLocalNodes());
         RunOutput output = null;
         if (talk != null) {
-            talk.printf("TrainGnn: %s over %d rank%s, %d parameters%n", run.describe(), n, n == 1 ? "" : "s", run.parameterCount());
+            talk.printf("TrainGnn: %s over %s, %d parameters%n", run.describe(), Cli.ranks(n), run.parameterCount());
             talk.printf("  partitions %s (%s, edge cut %d, communication volume %d rows); nodes per rank %s%n", dir, meta.method(),
                     meta.edgeCut(), meta.commVolume(), localNodes);
-            String title = "TrainGnn " + run.config().kind() + " " + run.config().mode() + " (" + n + " rank" + (n == 1 ? "" : "s") + ")";
+            String title = "TrainGnn " + run.config().kind() + " " + run.config().mode() + " (" + Cli.ranks(n) + ")";
             output = new RunOutput(outDir, title, GnnEpoch.csvHeader(n));
         }
         ProgressBar bar = new ProgressBar(talk != null ? talk : System.out, "training", epochs, talk != null && !noProgress);

@@ -26,6 +26,11 @@ public final class Cli {
         }
     }
 
+    /** "1 rank", "4 ranks": for run headers and chart titles. */
+    public static String ranks(int n) {
+        return n + (n == 1 ? " rank" : " ranks");
+    }
+
     /** Parses {@code args} for {@code command}, runs it and exits with its code. */
     public static void main(Object command, String[] args) {
         CommandLine cl = new CommandLine(command);

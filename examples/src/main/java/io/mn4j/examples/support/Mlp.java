@@ -3,6 +3,7 @@ package io.mn4j.examples.support;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.stream.Collectors;
 import org.bytedeco.pytorch.LinearImpl;
 import org.bytedeco.pytorch.Module;
 import org.bytedeco.pytorch.Tensor;
@@ -48,6 +49,11 @@ public final class Mlp {
     /** The widths, input first. */
     public int[] widths() {
         return widths.clone();
+    }
+
+    /** The widths joined by dashes, input first ({@code 784-256-10}), for run headers. */
+    public String describe() {
+        return Arrays.stream(widths).mapToObj(String::valueOf).collect(Collectors.joining("-"));
     }
 
     /** Parameters (weights and biases) of layer {@code i}. */
