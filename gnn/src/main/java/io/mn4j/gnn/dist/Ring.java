@@ -40,7 +40,8 @@ final class Ring {
      * SAR's rematerializing backward: at step r this rank re-fetches the block of (i−r) mod N
      * (sending its own rows to (i+r) mod N), turns it into gradients with {@code compute}, sends
      * them back to (i−r) and receives from (i+r) the gradients of the rows it sent, for
-     * {@code received}. One block and its gradient live at a time.
+     * {@code received}. One block and its gradient live at a time; the rows sent go before the
+     * computation, the fetched block right after it.
      */
     static void refetchAndReturn(Communicator comm, int fetchTag, int gradTag, IntFunction<Tensor> rowsFor,
             java.util.function.BiFunction<Integer, Tensor, Tensor> compute, BiConsumer<Integer, Tensor> received) {
@@ -51,15 +52,17 @@ final class Ring {
             Tensor mine = rowsFor.apply(to);
             SendHandle sent = comm.isend(mine, to, fetchTag);
             Tensor block = rows.waitFor();
+            // The partner posted its receive before waiting: our rows are taken now, and their
+            // buffer need not live through the computation.
+            sent.waitFor();
+            mine.close();
             RecvHandle gradIn = comm.irecv(to, gradTag);
             Tensor grad = compute.apply(from, block);
+            block.close();
             SendHandle gradOut = comm.isend(grad, from, gradTag);
             Tensor back = gradIn.waitFor();
             received.accept(to, back);
-            sent.waitFor();
             gradOut.waitFor();
-            block.close();
-            mine.close();
             grad.close();
             back.close();
         }
