@@ -76,11 +76,13 @@ final class MpiJob {
         int cores = Runtime.getRuntime().availableProcessors();
         int threads = forced != null ? Integer.parseInt(forced.trim()) : Math.max(1, cores / ranksOnNode);
         torch.set_num_threads(threads);
-        // LibTorch's BLAS (OpenBLAS here) keeps a thread pool of its own, sized to every core, whose
-        // idle threads spin: with several ranks on a node they take the cores from the other ranks
-        // (a 2-rank GCN epoch on 2 cores took 9-14 s instead of 4 s, and ~95 MiB more per rank).
-        openblas_nolapack.blas_set_num_threads(threads);
-        LOG.debug("LibTorch intra-op and OpenBLAS threads: {} ({} cores, {} ranks on this node)", threads, cores, ranksOnNode);
+        // LibTorch's BLAS (OpenBLAS here) has a thread pool of its own whose idle threads spin, as
+        // do LibTorch's OpenMP workers: both pools on the same cores starve each other (a 1-rank
+        // MLP epoch on 2 cores ran 10x slower with 2 + 2 threads than with 2 + 1; 2 ranks with
+        // 1 + 2 made GCN epochs 2-3x slower). LibTorch parallelizes its own ops; BLAS calls run on
+        // the calling thread.
+        openblas_nolapack.blas_set_num_threads(1);
+        LOG.debug("LibTorch intra-op threads: {}, OpenBLAS 1 ({} cores, {} ranks on this node)", threads, cores, ranksOnNode);
     }
 
     /** Prints the failure and ends every rank of the job, non-zero. */
