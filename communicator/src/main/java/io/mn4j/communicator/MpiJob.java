@@ -80,9 +80,12 @@ final class MpiJob {
         // do LibTorch's OpenMP workers: both pools on the same cores starve each other (a 1-rank
         // MLP epoch on 2 cores ran 10x slower with 2 + 2 threads than with 2 + 1; 2 ranks with
         // 1 + 2 made GCN epochs 2-3x slower). LibTorch parallelizes its own ops; BLAS calls run on
-        // the calling thread.
-        openblas_nolapack.blas_set_num_threads(1);
-        LOG.debug("LibTorch intra-op threads: {}, OpenBLAS 1 ({} cores, {} ranks on this node)", threads, cores, ranksOnNode);
+        // the calling thread. MN4J_BLAS_THREADS overrides (for matmul-bound work on many cores).
+        String blasForced = System.getenv("MN4J_BLAS_THREADS");
+        int blas = blasForced != null ? Integer.parseInt(blasForced.trim()) : 1;
+        openblas_nolapack.blas_set_num_threads(blas);
+        LOG.debug("LibTorch intra-op threads: {}, OpenBLAS threads: {} ({} cores, {} ranks on this node)", threads, blas, cores,
+                ranksOnNode);
     }
 
     /** Prints the failure and ends every rank of the job, non-zero. */
