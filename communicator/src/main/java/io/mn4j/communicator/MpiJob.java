@@ -72,20 +72,24 @@ final class MpiJob {
     }
 
     private static void setThreads(int ranksOnNode) {
-        String forced = System.getenv("MN4J_THREADS");
         int cores = Runtime.getRuntime().availableProcessors();
-        int threads = forced != null ? Integer.parseInt(forced.trim()) : Math.max(1, cores / ranksOnNode);
+        int threads = envInt("MN4J_THREADS", Math.max(1, cores / ranksOnNode));
         torch.set_num_threads(threads);
         // LibTorch's BLAS (OpenBLAS here) has a thread pool of its own whose idle threads spin, as
         // do LibTorch's OpenMP workers: both pools on the same cores starve each other (a 1-rank
         // MLP epoch on 2 cores ran 10x slower with 2 + 2 threads than with 2 + 1; 2 ranks with
         // 1 + 2 made GCN epochs 2-3x slower). LibTorch parallelizes its own ops; BLAS calls run on
         // the calling thread. MN4J_BLAS_THREADS overrides (for matmul-bound work on many cores).
-        String blasForced = System.getenv("MN4J_BLAS_THREADS");
-        int blas = blasForced != null ? Integer.parseInt(blasForced.trim()) : 1;
+        int blas = envInt("MN4J_BLAS_THREADS", 1);
         openblas_nolapack.blas_set_num_threads(blas);
         LOG.debug("LibTorch intra-op threads: {}, OpenBLAS threads: {} ({} cores, {} ranks on this node)", threads, blas, cores,
                 ranksOnNode);
+    }
+
+    /** The integer in environment variable {@code name}, or {@code otherwise} when it is unset. */
+    private static int envInt(String name, int otherwise) {
+        String v = System.getenv(name);
+        return v != null ? Integer.parseInt(v.trim()) : otherwise;
     }
 
     /** Prints the failure and ends every rank of the job, non-zero. */

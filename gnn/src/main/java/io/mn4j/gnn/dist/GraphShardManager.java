@@ -296,7 +296,7 @@ public final class GraphShardManager implements AutoCloseable {
             // Without autograd, mode 2 has nothing to keep: it is mode 1's ring.
             boolean withGraph = x.requires_grad() && org.bytedeco.pytorch.GradMode.is_enabled();
             if (parts > 1 && (mode == AggregationMode.SAR || mode == AggregationMode.SEQUENTIAL && !withGraph)) {
-                return Tensors.escape(scope, outer, sarSum(x, norm));
+                return Tensors.escape(scope, outer, sarSum(x, norm, withGraph));
             }
             Tensor local = weights(norm)[rank].apply(x);
             if (norm == EdgeNorm.GCN) {
@@ -324,7 +324,7 @@ public final class GraphShardManager implements AutoCloseable {
      * loops) into one buffer, sends A_jᵀ·g home and adds what comes back into it: no re-fetch, no
      * second input-sized buffer.
      */
-    private Tensor sarSum(Tensor x, EdgeNorm norm) {
+    private Tensor sarSum(Tensor x, EdgeNorm norm, boolean withGraph) {
         CsrAggregation[] w = weights(norm);
         Tensor data = x.detach().contiguous();
         Tensor selfWeight = norm == EdgeNorm.GCN ? selfLoopWeight(x) : null;
@@ -341,7 +341,7 @@ public final class GraphShardManager implements AutoCloseable {
                         }
                     });
         }
-        if (!x.requires_grad() || !org.bytedeco.pytorch.GradMode.is_enabled()) {
+        if (!withGraph) {
             return acc;
         }
         // Backward must not touch x or acc (their handles belong to the caller's scope).
@@ -413,17 +413,8 @@ public final class GraphShardManager implements AutoCloseable {
         long features = into.size(1);
         Ring.pushBack(comm, TAG_BACKWARD, prefetchDepth, p -> {
             Tensor g = gradFor.apply(p);
-            if (g == null) {
-                return torch.zeros(new long[] {shards[p].numNeeded(), features}, into.options());
-            }
-            if (g.is_contiguous()) {
-                return g;
-            }
-            try {
-                return g.contiguous();
-            } finally {
-                g.close();
-            }
+            // isend makes a strided payload contiguous itself (and keeps that copy while in flight).
+            return g != null ? g : torch.zeros(new long[] {shards[p].numNeeded(), features}, into.options());
         }, (p, grad) -> {
             try (Tensor typed = grad.to(into.scalar_type())) {
                 into.index_add_(0, shards[p].sendRows, typed);
