@@ -57,14 +57,12 @@ fi
 [ -f examples/target/classes/io/mn4j/examples/bench/CommBenchmark.class ] || {
   echo "bench-comm: examples/target/classes has no CommBenchmark; run without --no-build" >&2; exit 1; }
 
-# Dependency jars from Maven; mn4j's own modules from this checkout's target/classes (Maven would
-# name the snapshots installed in ~/.m2, which may be another checkout's).
-if [ "$build" = 1 ] || [ ! -s "$work/deps.classpath" ]; then
-  mvn -B -o -q -pl examples -am dependency:build-classpath -Dmdep.outputFile="$work/deps.classpath" >/dev/null
-fi
+# mn4j's own modules from this checkout's target/classes first (current even after a plain
+# compile), then the dependency jars that `mvn package` copies to examples/target/lib.
+[ -d examples/target/lib ] || { echo "$(basename "$0"): examples/target/lib is missing; run without --no-build" >&2; exit 1; }
 cp=""
 for m in "${modules[@]}"; do cp+="$root/$m/target/classes:"; done
-cp+=$(tr ':' '\n' < "$work/deps.classpath" | grep -v '/io/mn4j/' | paste -sd: -)
+cp+="$root/examples/target/lib/*"
 [ -n "${MN4J_CP_PREFIX:-}" ] && cp="$MN4J_CP_PREFIX:$cp"
 
 echo "== compiling bench/c/commbench.c"

@@ -80,19 +80,17 @@ log=$work/gnn-memory.log
 
 modules=(communicator functions iterators gnn examples)
 if [ "$build" = 1 ]; then
-  echo "== building (mvn -o -q compile -pl examples -am)"
-  mvn -B -o -q compile -pl examples -am
+  echo "== building (mvn -o -q package -DskipTests -pl examples -am)"
+  mvn -B -o -q package -DskipTests -pl examples -am
 fi
 [ -f examples/target/classes/io/mn4j/examples/bench/GnnMemoryBenchmark.class ] || {
   echo "bench-gnn-memory: examples/target/classes has no GnnMemoryBenchmark; run without --no-build" >&2; exit 1; }
-# Dependency jars from Maven; mn4j's own modules from this checkout's target/classes (Maven would
-# name the snapshots installed in ~/.m2, which may be another checkout's).
-if [ "$build" = 1 ] || [ ! -s "$work/gnn-deps.classpath" ]; then
-  mvn -B -o -q -pl examples -am dependency:build-classpath -Dmdep.outputFile="$work/gnn-deps.classpath" >/dev/null
-fi
+# mn4j's own modules from this checkout's target/classes first (current even after a plain
+# compile), then the dependency jars that `mvn package` copies to examples/target/lib.
+[ -d examples/target/lib ] || { echo "$(basename "$0"): examples/target/lib is missing; run without --no-build" >&2; exit 1; }
 cp=""
 for m in "${modules[@]}"; do cp+="$root/$m/target/classes:"; done
-cp+=$(tr ':' '\n' < "$work/gnn-deps.classpath" | grep -v '/io/mn4j/' | paste -sd: -)
+cp+="$root/examples/target/lib/*"
 main=io.mn4j.examples.bench.GnnMemoryBenchmark
 
 # JavaCPP unpacks LibTorch into ~/.javacpp/cache on first use; do it once, before ranks race.
