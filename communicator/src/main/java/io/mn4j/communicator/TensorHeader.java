@@ -32,18 +32,11 @@ final class TensorHeader {
     }
 
     static TensorHeader of(Tensor t) {
-        // dim() and size(i) return plain longs; sizes().vec() allocates two native objects per
-        // call, and JavaCPP reads /proc/self/statm for every native allocation it registers.
-        int ndim = (int) t.dim();
-        if (ndim > MAX_DIMS) {
+        if (t.dim() > MAX_DIMS) {
             throw new CommunicationException("tensors of more than " + MAX_DIMS
-                    + " dimensions cannot be communicated; got " + ndim + " dimensions");
+                    + " dimensions cannot be communicated; got " + t.dim() + " dimensions");
         }
-        long[] shape = new long[ndim];
-        for (int i = 0; i < ndim; i++) {
-            shape[i] = t.size(i);
-        }
-        return new TensorHeader(WireType.of(t.scalar_type()), shape);
+        return new TensorHeader(WireType.of(t.scalar_type()), Shapes.of(t));
     }
 
     void write(LongBuffer out, int at) {
@@ -79,15 +72,7 @@ final class TensorHeader {
     }
 
     boolean matches(Tensor t) {
-        if (type.scalarType.value != t.scalar_type().value || t.dim() != shape.length) {
-            return false;
-        }
-        for (int i = 0; i < shape.length; i++) {
-            if (t.size(i) != shape[i]) {
-                return false;
-            }
-        }
-        return true;
+        return type.scalarType.value == t.scalar_type().value && Shapes.matches(t, shape);
     }
 
     /** A hash of dtype and shape, for a cheap agreement check across ranks. */

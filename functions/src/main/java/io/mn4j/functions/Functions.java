@@ -4,6 +4,7 @@ import io.mn4j.communicator.CommunicationException;
 import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.ReduceOp;
 import io.mn4j.communicator.SendHandle;
+import io.mn4j.communicator.Shapes;
 import io.mn4j.functions.autograd.Backward;
 import io.mn4j.functions.autograd.CustomFunction;
 import io.mn4j.functions.autograd.CustomFunction.Schedule;
@@ -75,10 +76,8 @@ public final class Functions {
         state.reap();
         int gradTag = Tags.gradient(tag, state.nextSend(dst, tag));
         boolean carriesGradient = Tensors.differentiable(x);
-        long[] shape = x.sizes().vec().get();
-        Tensor owned = Tensors.owned(x);
-        SendHandle forward = comm.isend(owned, dst, tag);
-        state.track(forward, owned);
+        long[] shape = Shapes.of(x);
+        SendHandle forward = isendOwned(state, comm, x, dst, tag);
         String name = "send(rank " + comm.rank() + " -> " + dst + ", tag " + tag + ")";
         Backward backward = grads -> {
             forward.waitFor();
@@ -161,7 +160,7 @@ public final class Functions {
         for (int i = 0; i < n; i++) {
             Tensor x = xs.get(i);
             carries[i] = Tensors.differentiable(x);
-            shapes[i] = x.sizes().vec().get();
+            shapes[i] = Shapes.of(x);
             handles.add(isendOwned(state, comm, x, dst, tag));
         }
         String name = "sendAll(rank " + comm.rank() + " -> " + dst + ", tag " + tag + ", " + n + " tensors)";
@@ -296,7 +295,7 @@ public final class Functions {
             return ys;
         }
         torch.ScalarType[] dtypes = dtypes(ys);
-        long[] shape = x.sizes().vec().get();
+        long[] shape = Shapes.of(x);
         String name = "allgather#" + id;
         Backward backward = grads -> {
             state.checkOrder(comm, "allgather", id);
@@ -360,7 +359,7 @@ public final class Functions {
             return y;
         }
         torch.ScalarType dtype = y.scalar_type();
-        long[] shape = y.sizes().vec().get();
+        long[] shape = Shapes.of(y);
         DelegateInfo delegate = isRoot ? null : DelegateInfo.of(xOrNull);
         String name = "bcast#" + id;
         Backward backward = grads -> {
@@ -391,7 +390,7 @@ public final class Functions {
             return isRoot ? ys : new ArrayList<>(List.of(torch.zeros(new long[0])));
         }
         torch.ScalarType[] dtypes = dtypes(ys);
-        long[] shape = x.sizes().vec().get();
+        long[] shape = Shapes.of(x);
         String name = "gather#" + id;
         Backward backward = grads -> {
             state.checkOrder(comm, "gather", id);
@@ -463,7 +462,7 @@ public final class Functions {
         if (!Tensors.differentiable(y)) {
             return y;
         }
-        long[] shape = x.sizes().vec().get();
+        long[] shape = Shapes.of(x);
         torch.ScalarType dtype = x.scalar_type();
         String name = "allreduce#" + id;
         Backward backward = grads -> {
@@ -508,7 +507,7 @@ public final class Functions {
     private record DelegateInfo(boolean present, long[] shape, torch.ScalarType dtype) {
         static DelegateInfo of(Tensor d) {
             return d == null ? new DelegateInfo(false, null, null)
-                    : new DelegateInfo(true, d.sizes().vec().get(), d.scalar_type());
+                    : new DelegateInfo(true, Shapes.of(d), d.scalar_type());
         }
 
         List<Tensor> gradients() {
@@ -581,7 +580,7 @@ public final class Functions {
     private static long[][] shapes(List<Tensor> ts) {
         long[][] out = new long[ts.size()][];
         for (int i = 0; i < out.length; i++) {
-            out[i] = ts.get(i).sizes().vec().get();
+            out[i] = Shapes.of(ts.get(i));
         }
         return out;
     }

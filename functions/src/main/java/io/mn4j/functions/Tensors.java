@@ -1,5 +1,6 @@
 package io.mn4j.functions;
 
+import io.mn4j.communicator.Shapes;
 import java.util.Arrays;
 import org.bytedeco.javacpp.LongPointer;
 import org.bytedeco.javacpp.PointerScope;
@@ -47,10 +48,9 @@ final class Tensors {
         if (g.numel() == 0) {
             return null;
         }
-        long[] shape = g.sizes().vec().get();
-        if (!Arrays.equals(shape, expectedShape)) {
+        if (!Shapes.matches(g, expectedShape)) {
             throw new io.mn4j.communicator.CommunicationException(context + ": received a gradient of shape "
-                    + Arrays.toString(shape) + " for a tensor of shape " + Arrays.toString(expectedShape));
+                    + Arrays.toString(Shapes.of(g)) + " for a tensor of shape " + Arrays.toString(expectedShape));
         }
         return g;
     }
@@ -68,13 +68,14 @@ final class Tensors {
     static Tensor owned(Tensor t) {
         Tensor mine;
         try (PointerScope scope = new PointerScope()) {
-            mine = t.is_contiguous() ? t.detach() : t.detach().contiguous();
+            // Another handle on the same tensor (no LibTorch op) when MPI can read it as it is.
+            mine = t.is_contiguous() ? new Tensor(t) : t.detach().contiguous();
             mine.retainReference();
         }
         return mine;
     }
 
     static String shape(Tensor t) {
-        return t == null ? "null" : t.scalar_type() + Arrays.toString(t.sizes().vec().get());
+        return t == null ? "null" : t.scalar_type() + Arrays.toString(Shapes.of(t));
     }
 }

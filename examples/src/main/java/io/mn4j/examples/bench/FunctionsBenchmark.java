@@ -51,8 +51,12 @@ public final class FunctionsBenchmark implements Callable<Integer> {
     @Option(names = "--iterations", defaultValue = "30", description = "Timed iterations per variant (default: ${DEFAULT-VALUE}).")
     private int iterations;
 
-    @Option(names = "--warmup", defaultValue = "5", description = "Untimed iterations per variant (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--warmup", defaultValue = "5", description = "Untimed iterations per variant and size (default: ${DEFAULT-VALUE}).")
     private int warmup;
+
+    @Option(names = "--jit-warmup", defaultValue = "3000", description = "Untimed iterations per variant on 1 KiB"
+            + " tensors before the first size, so that the JVM has compiled the Java side (default: ${DEFAULT-VALUE}).")
+    private int jitWarmup;
 
     @Option(names = "--csv", defaultValue = "functions-benchmark.csv", description = "CSV output file (default: ${DEFAULT-VALUE}).")
     private Path csv;
@@ -64,6 +68,15 @@ public final class FunctionsBenchmark implements Callable<Integer> {
     private interface Step {
         void run() throws Exception;
     }
+
+    /** The variants of one operation, and what resets the state between iterations (not timed). */
+    private record Variants(Step fn, Step raw, Step rawPlus, Step reset) {
+    }
+
+    /** Arguments of Tensor.backward, made once: the harness's own objects must not be timed. */
+    private static final BoolOptional NO_RETAIN = new BoolOptional();
+    private static final org.bytedeco.pytorch.TensorArrayRefOptional ALL_INPUTS =
+            new org.bytedeco.pytorch.TensorArrayRefOptional();
 
     /** Median and minimum milliseconds of the function, the raw calls, and raw calls + sum. */
     private record Row(String op, int mib, double[] fn, double[] raw, double[] rawPlus) {
@@ -81,13 +94,22 @@ public final class FunctionsBenchmark implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (jitWarmup > 0) {
+            long n = 256;
+            if (comm.size() >= 2) {
+                time(sendRecv(n), jitWarmup, 0);
+            }
+            time(allgather(n), jitWarmup, 0);
+        }
         List<Row> rows = new ArrayList<>();
         for (int mib : sizesMib) {
             long n = mib * (1L << 20) / 4;
             if (comm.size() >= 2) {
-                rows.add(sendRecv(mib, n));
+                double[][] t = time(sendRecv(n), warmup, iterations);
+                rows.add(new Row("send/recv", mib, t[0], t[1], t[2]));
             }
-            rows.add(allgather(mib, n));
+            double[][] t = time(allgather(n), warmup, iterations);
+            rows.add(new Row("allgather", mib, t[0], t[1], t[2]));
         }
         Functions.flush(comm);
         comm.barrier();
@@ -97,7 +119,7 @@ public final class FunctionsBenchmark implements Callable<Integer> {
         return 0;
     }
 
-    private Row sendRecv(int mib, long n) throws Exception {
+    private Variants sendRecv(long n) {
         int rank = comm.rank();
         Tensor x = torch.randn(new long[] {n}, new TensorOptions(torch.ScalarType.Float)).requires_grad_(true);
         Tensor grad = torch.randn(new long[] {n}, new TensorOptions(torch.ScalarType.Float));
@@ -105,10 +127,9 @@ public final class FunctionsBenchmark implements Callable<Integer> {
             if (rank == 0) {
                 Tensor phi = Functions.send(x, comm, 1, 1);
                 phi.backward();
-                x.mutable_grad().put(new Tensor());
             } else if (rank == 1) {
                 Tensor z = Functions.recv(comm, 0, 1);
-                z.backward(grad, new BoolOptional(), false, new org.bytedeco.pytorch.TensorArrayRefOptional());
+                z.backward(grad, NO_RETAIN, false, ALL_INPUTS);
             }
         };
         Step raw = () -> {
@@ -121,22 +142,21 @@ public final class FunctionsBenchmark implements Callable<Integer> {
                 comm.isend(grad, 0, 3).waitFor();
             }
         };
-        double[][] t = time(fn, raw, null);
-        return new Row("send/recv", mib, t[0], t[1], t[2]);
+        return new Variants(fn, raw, null, () -> x.mutable_grad().put(new Tensor()));
     }
 
-    private Row allgather(int mib, long n) throws Exception {
+    private Variants allgather(long n) {
         int size = comm.size();
         Tensor x = torch.randn(new long[] {n}, new TensorOptions(torch.ScalarType.Float)).requires_grad_(true);
         List<Tensor> grads = new ArrayList<>();
         for (int r = 0; r < size; r++) {
             grads.add(torch.randn(new long[] {n}, new TensorOptions(torch.ScalarType.Float)));
         }
+        TensorVector gradVector = new TensorVector(grads.toArray(new Tensor[0]));
+        TensorVector noInputs = new TensorVector();
         Step fn = () -> {
             List<Tensor> ys = Functions.allgather(comm, x);
-            torch.backward(new TensorVector(ys.toArray(new Tensor[0])), new TensorVector(grads.toArray(new Tensor[0])),
-                    new BoolOptional(), false, new TensorVector());
-            x.mutable_grad().put(new Tensor());
+            torch.backward(new TensorVector(ys.toArray(new Tensor[0])), gradVector, NO_RETAIN, false, noInputs);
         };
         Step raw = () -> {
             comm.allgather(x.detach());
@@ -150,8 +170,7 @@ public final class FunctionsBenchmark implements Callable<Integer> {
                 acc.add_(parts.get(r));
             }
         };
-        double[][] t = time(fn, raw, rawPlus);
-        return new Row("allgather", mib, t[0], t[1], t[2]);
+        return new Variants(fn, raw, rawPlus, () -> x.mutable_grad().put(new Tensor()));
     }
 
     /**
@@ -159,12 +178,12 @@ public final class FunctionsBenchmark implements Callable<Integer> {
      * alternating iteration by iteration. The minimum is the better estimate of the intrinsic cost
      * on a machine shared with other work; the median shows the typical cost there.
      */
-    private double[][] time(Step fn, Step raw, Step rawPlus) throws Exception {
-        List<Step> steps = new ArrayList<>(List.of(fn, raw));
-        if (rawPlus != null) {
-            steps.add(rawPlus);
+    private double[][] time(Variants variants, int warmup, int iterations) throws Exception {
+        List<Step> steps = new ArrayList<>(List.of(variants.fn, variants.raw));
+        if (variants.rawPlus != null) {
+            steps.add(variants.rawPlus);
         }
-        double[][] times = new double[steps.size()][iterations];
+        double[][] times = new double[steps.size()][Math.max(iterations, 1)];
         for (int it = -warmup; it < iterations; it++) {
             for (int v = 0; v < steps.size(); v++) {
                 comm.barrier();
@@ -173,6 +192,9 @@ public final class FunctionsBenchmark implements Callable<Integer> {
                     steps.get(v).run();
                 }
                 double ms = (System.nanoTime() - t0) / 1e6;
+                try (PointerScope scope = new PointerScope()) {
+                    variants.reset.run();
+                }
                 double max;
                 // Small tensors left to the garbage collector between the large ones fragment
                 // the native heap (RSS grows without bound): free them at once.

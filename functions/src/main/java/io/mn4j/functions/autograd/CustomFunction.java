@@ -1,5 +1,6 @@
 package io.mn4j.functions.autograd;
 
+import io.mn4j.communicator.Shapes;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -92,6 +93,17 @@ public final class CustomFunction {
 
     /** Vectors returned to LibTorch by hooks; released by the next hook (LibTorch copied them). */
     private static final ThreadLocal<List<TensorVector>> RETURNED = ThreadLocal.withInitial(ArrayList::new);
+
+    /**
+     * What most hooks return: one undefined tensor. LibTorch copies a hook's result, so one
+     * permanent vector serves every call (a new one cost two native objects per hook).
+     */
+    private static final TensorVector UNDEFINED = permanent(new TensorVector(permanent(new Tensor())));
+
+    /** Options and device of the pins, made once (each is a native object). */
+    private static final TensorOptions PIN_INDEX_OPTIONS = permanent(new TensorOptions(torch.ScalarType.Long));
+    private static final TensorOptions PIN_LEAF_OPTIONS = permanent(new TensorOptions(torch.ScalarType.Float));
+    private static final DeviceOptional PIN_DEVICE = permanent(new DeviceOptional());
 
     /** Frees a pin's memory when LibTorch releases it, and with it the function's Java hooks. */
     private static final PointerConsumer PIN_DELETER = permanent(new PointerConsumer() {
@@ -255,11 +267,11 @@ public final class CustomFunction {
         BY_PIN.put(key, ctx);
         try {
             if (index) {
-                return torch.from_blob(memory, new long[] {0}, new long[] {1}, PIN_DELETER,
-                        new TensorOptions(torch.ScalarType.Long), new DeviceOptional());
+                return torch.from_blob(memory, new long[] {0}, new long[] {1}, PIN_DELETER, PIN_INDEX_OPTIONS,
+                        PIN_DEVICE);
             }
-            Tensor leaf = torch.from_blob(memory, new long[0], new long[0], PIN_DELETER,
-                    new TensorOptions(torch.ScalarType.Float), new DeviceOptional());
+            Tensor leaf = torch.from_blob(memory, new long[0], new long[0], PIN_DELETER, PIN_LEAF_OPTIONS,
+                    PIN_DEVICE);
             leaf.requires_grad_(true);
             return leaf;
         } catch (RuntimeException e) {
@@ -273,10 +285,6 @@ public final class CustomFunction {
         return y != null && y.defined() && (y.is_floating_point() || y.is_complex());
     }
 
-    private static TensorVector undefinedVector() {
-        return new TensorVector(new Tensor());
-    }
-
     /** Releases the vectors earlier hooks returned: LibTorch has copied them by now. */
     private static void releaseReturned() {
         List<TensorVector> list = RETURNED.get();
@@ -284,13 +292,6 @@ public final class CustomFunction {
             v.releaseReference();
         }
         list.clear();
-    }
-
-    /** Returns a vector to LibTorch without leaving it to a scope that may close too early. */
-    private static TensorVector handBack(TensorVector v) {
-        v.retainReference();
-        RETURNED.get().add(v);
-        return v;
     }
 
     /** The state of one function call, shared by its hooks. */
@@ -324,7 +325,7 @@ public final class CustomFunction {
                 Tensor x = inputs.get(i);
                 differentiable[i] = x != null && x.defined() && x.requires_grad();
                 if (differentiable[i]) {
-                    inputShapes[i] = x.sizes().vec().get();
+                    inputShapes[i] = Shapes.of(x);
                     inputTypes[i] = x.scalar_type();
                 }
             }
@@ -418,7 +419,7 @@ public final class CustomFunction {
             if (runBackward) {
                 runBackward(ctx);
             }
-            return handBack(undefinedVector());
+            return UNDEFINED;
         }
     }
 
@@ -435,7 +436,7 @@ public final class CustomFunction {
         public TensorVector apply(TensorVector grads) {
             releaseReturned();
             runBackward(ctx);
-            return handBack(undefinedVector());
+            return UNDEFINED;
         }
     }
 
@@ -461,10 +462,9 @@ public final class CustomFunction {
                 if (!ctx.differentiable[i] || g == null || !g.defined()) {
                     continue;
                 }
-                long[] shape = g.sizes().vec().get();
-                if (!java.util.Arrays.equals(shape, ctx.inputShapes[i])) {
+                if (!Shapes.matches(g, ctx.inputShapes[i])) {
                     throw new IllegalStateException(ctx + " backward: gradient " + i + " has shape "
-                            + java.util.Arrays.toString(shape) + " but the input has shape "
+                            + java.util.Arrays.toString(Shapes.of(g)) + " but the input has shape "
                             + java.util.Arrays.toString(ctx.inputShapes[i]));
                 }
                 // The anchor's result is not checked by LibTorch: match the input's dtype here.
@@ -505,7 +505,7 @@ public final class CustomFunction {
             releaseReturned();
             Tensor g = ctx.takeGradIn(index);
             if (g == null) {
-                return handBack(undefinedVector());
+                return UNDEFINED;
             }
             TensorVector out;
             try (PointerScope scope = new PointerScope()) {
