@@ -3,7 +3,6 @@ package io.mn4j.communicator;
 import java.io.Serializable;
 import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.LongBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -48,6 +47,8 @@ public final class Communicator implements AutoCloseable {
     private static final int COLLECTIVE_TAG = 0;
     /** Header slot 3 marks a rank whose input to a collective was invalid. */
     private static final long BAD_INPUT = -1;
+    /** Stands for a buffer MPI does not read (zero bytes). */
+    private static final ByteBuffer EMPTY = ByteBuffer.allocateDirect(0);
 
     private final Intracomm comm;
     private final Intracomm headerCollectives;
@@ -269,7 +270,7 @@ public final class Communicator implements AutoCloseable {
         checkRoot("bcast", root);
         long t0 = System.nanoTime();
         Tensor out = call("bcast", () -> {
-            ByteBuffer buf = Wire.newScratch();
+            ByteBuffer buf = HeaderBuffers.mine(1);
             LongBuffer longs = buf.asLongBuffer();
             Tensor w = null;
             TensorHeader h;
@@ -334,7 +335,7 @@ public final class Communicator implements AutoCloseable {
         long t0 = System.nanoTime();
         Tensor w = TensorBytes.wireReady(x);
         List<Tensor> out = call("gather", () -> {
-            ByteBuffer all = rank == root ? longBuffer(size) : longBuffer(1);
+            ByteBuffer all = HeaderBuffers.all(rank == root ? size : 1);
             headerCollectives.gather(headerOf(w), TensorHeader.BYTES, MPI.BYTE, all,
                     TensorHeader.BYTES, MPI.BYTE, root);
             Tensor[] sends = new Tensor[size];
@@ -379,7 +380,7 @@ public final class Communicator implements AutoCloseable {
                 counts[r] = (int) headers[r].nbytes;
                 displs[r] = (int) offsets[r];
             }
-            ByteBuffer sendBuf = w.numel() == 0 ? ByteBuffer.allocateDirect(0) : TensorBytes.slice(w, 0, w.nbytes());
+            ByteBuffer sendBuf = w.numel() == 0 ? EMPTY : TensorBytes.slice(w, 0, w.nbytes());
             headerCollectives.allGatherv(sendBuf, (int) w.nbytes(), MPI.BYTE,
                     TensorBytes.slice(flat, 0, flat.nbytes()), counts, displs, MPI.BYTE);
             List<Tensor> views = new ArrayList<>(size);
@@ -407,7 +408,7 @@ public final class Communicator implements AutoCloseable {
             }
         }
         List<Tensor> out = call("alltoall", () -> {
-            ByteBuffer mine = longBuffer(size);
+            ByteBuffer mine = HeaderBuffers.mine(size);
             LongBuffer longs = mine.asLongBuffer();
             for (int r = 0; r < size; r++) {
                 if (valid) {
@@ -416,7 +417,7 @@ public final class Communicator implements AutoCloseable {
                     badInput(longs, r * TensorHeader.LONGS, xs == null ? -1 : xs.size());
                 }
             }
-            ByteBuffer theirs = longBuffer(size);
+            ByteBuffer theirs = HeaderBuffers.all(size);
             headerCollectives.allToAll(mine, TensorHeader.BYTES, MPI.BYTE, theirs,
                     TensorHeader.BYTES, MPI.BYTE);
             LongBuffer in = theirs.asLongBuffer();
@@ -459,7 +460,7 @@ public final class Communicator implements AutoCloseable {
             }
         }
         Tensor out = call("scatter", () -> {
-            ByteBuffer all = longBuffer(rank == root ? size : 1);
+            ByteBuffer all = HeaderBuffers.all(rank == root ? size : 1);
             if (rank == root) {
                 LongBuffer longs = all.asLongBuffer();
                 for (int r = 0; r < size; r++) {
@@ -470,7 +471,7 @@ public final class Communicator implements AutoCloseable {
                     }
                 }
             }
-            ByteBuffer mine = longBuffer(1);
+            ByteBuffer mine = HeaderBuffers.mine(1);
             headerCollectives.scatter(all, TensorHeader.BYTES, MPI.BYTE, mine, TensorHeader.BYTES,
                     MPI.BYTE, root);
             LongBuffer h = mine.asLongBuffer();
@@ -547,7 +548,7 @@ public final class Communicator implements AutoCloseable {
             int len = (int) Math.min(chunk, nbytes - off);
             int count = len / staged.elementSize;
             ByteBuffer in = TensorBytes.slice(direct ? x : work, off, len);
-            ByteBuffer out = receives ? TensorBytes.slice(work, off, len) : ByteBuffer.allocateDirect(0);
+            ByteBuffer out = receives ? TensorBytes.slice(work, off, len) : EMPTY;
             if (root < 0) {
                 if (direct) {
                     comm.allReduce(in, out, count, staged.mpiType(), mpiOp);
@@ -720,7 +721,7 @@ public final class Communicator implements AutoCloseable {
     }
 
     private TensorHeader[] allgatherHeaders(Tensor w, String op) throws MPIException {
-        ByteBuffer all = longBuffer(size);
+        ByteBuffer all = HeaderBuffers.all(size);
         headerCollectives.allGather(headerOf(w), TensorHeader.BYTES, MPI.BYTE, all,
                 TensorHeader.BYTES, MPI.BYTE);
         LongBuffer h = all.asLongBuffer();
@@ -739,9 +740,9 @@ public final class Communicator implements AutoCloseable {
         if (range[0] == fp && -range[1] == fp) {
             return;
         }
-        ByteBuffer buf = longBuffer(1);
+        ByteBuffer buf = HeaderBuffers.mine(1);
         mine.write(buf.asLongBuffer(), 0);
-        ByteBuffer all = longBuffer(size);
+        ByteBuffer all = HeaderBuffers.all(size);
         headerCollectives.allGather(buf, TensorHeader.BYTES, MPI.BYTE, all, TensorHeader.BYTES, MPI.BYTE);
         List<String> shapes = new ArrayList<>();
         for (int r = 0; r < size; r++) {
@@ -762,13 +763,9 @@ public final class Communicator implements AutoCloseable {
     }
 
     private static ByteBuffer headerOf(Tensor w) {
-        ByteBuffer buf = longBuffer(1);
+        ByteBuffer buf = HeaderBuffers.mine(1);
         TensorHeader.of(w).write(buf.asLongBuffer(), 0);
         return buf;
-    }
-
-    private static ByteBuffer longBuffer(int headers) {
-        return ByteBuffer.allocateDirect(headers * TensorHeader.BYTES).order(ByteOrder.nativeOrder());
     }
 
     private static void badInput(LongBuffer longs, int at, long length) {

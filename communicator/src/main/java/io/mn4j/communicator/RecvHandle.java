@@ -119,6 +119,7 @@ public final class RecvHandle {
         } else {
             wire.irecvPayload(out, h.nbytes, src, tag, payload);
         }
+        HeaderBuffers.give(header);
         header = null;
         wire.posted(key, this);
         return true;

@@ -65,6 +65,7 @@ public final class SendHandle {
     private void release() {
         done = true;
         data = null;
+        HeaderBuffers.give(header);
         header = null;
     }
 }

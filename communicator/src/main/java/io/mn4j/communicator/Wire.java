@@ -2,7 +2,6 @@ package io.mn4j.communicator;
 
 import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -25,12 +24,10 @@ import org.bytedeco.pytorch.Tensor;
  */
 final class Wire {
     static final int INLINE_BYTES = 1024;
-    private static final int SCRATCH_BYTES = TensorHeader.BYTES + INLINE_BYTES;
 
     private final Intracomm headerComm;
     private final Intracomm payloadComm;
     private volatile long chunkBytes;
-    private final ThreadLocal<ByteBuffer> scratch = ThreadLocal.withInitial(Wire::newScratch);
     /** The newest outstanding nonblocking receive per (source, tag), to keep payloads in order. */
     private final Map<Long, RecvHandle> lastReceive = new ConcurrentHashMap<>();
 
@@ -38,10 +35,6 @@ final class Wire {
         this.headerComm = headerComm;
         this.payloadComm = payloadComm;
         this.chunkBytes = chunkBytes;
-    }
-
-    static ByteBuffer newScratch() {
-        return ByteBuffer.allocateDirect(SCRATCH_BYTES).order(ByteOrder.nativeOrder());
     }
 
     void setChunkBytes(long bytes) {
@@ -65,7 +58,7 @@ final class Wire {
     /** Blocking send of a wire-ready tensor; returns the payload bytes. */
     long send(Tensor data, int dst, int tag) throws MPIException {
         TensorHeader h = TensorHeader.of(data);
-        ByteBuffer buf = scratch.get();
+        ByteBuffer buf = HeaderBuffers.mine(1);
         int length = packHeader(h, data, buf);
         headerComm.send(buf, length, MPI.BYTE, dst, tag);
         if (h.nbytes > INLINE_BYTES) {
@@ -80,8 +73,8 @@ final class Wire {
      * payload is drained first, so a mismatch leaves no message behind); without, a new tensor.
      */
     Tensor recv(int src, int tag, Tensor into, String context) throws MPIException {
-        ByteBuffer buf = scratch.get();
-        headerComm.recv(buf, SCRATCH_BYTES, MPI.BYTE, src, tag);
+        ByteBuffer buf = HeaderBuffers.all(1);
+        headerComm.recv(buf, HeaderBuffers.MESSAGE_BYTES, MPI.BYTE, src, tag);
         TensorHeader h = TensorHeader.read(buf.asLongBuffer(), 0, context);
         boolean fits = into == null || h.matches(into);
         Tensor out = fits && into != null && TensorBytes.isWireReady(into) ? into : h.allocate();
@@ -135,7 +128,7 @@ final class Wire {
 
     SendHandle isend(Tensor data, int dst, int tag) throws MPIException {
         TensorHeader h = TensorHeader.of(data);
-        ByteBuffer buf = newScratch();
+        ByteBuffer buf = HeaderBuffers.take();
         int length = packHeader(h, data, buf);
         List<Request> requests = new ArrayList<>();
         requests.add(headerComm.iSend(buf, length, MPI.BYTE, dst, tag));
@@ -147,8 +140,8 @@ final class Wire {
 
     /** Posts a nonblocking receive; {@code onComplete} gets the payload bytes once it has arrived. */
     RecvHandle irecv(int src, int tag, String context, LongConsumer onComplete) throws MPIException {
-        ByteBuffer buf = newScratch();
-        Request headerRequest = headerComm.iRecv(buf, SCRATCH_BYTES, MPI.BYTE, src, tag);
+        ByteBuffer buf = HeaderBuffers.take();
+        Request headerRequest = headerComm.iRecv(buf, HeaderBuffers.MESSAGE_BYTES, MPI.BYTE, src, tag);
         long key = ((long) src << 32) | (tag & 0xffffffffL);
         RecvHandle handle = new RecvHandle(this, key, src, tag, buf, headerRequest, context, onComplete);
         handle.follow(lastReceive.put(key, handle));

@@ -1,0 +1,76 @@
+package io.mn4j.communicator;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Direct buffers for tensor headers, reused instead of allocated per message. A direct buffer is
+ * native memory that only the garbage collector frees: made per message, they cost an allocation
+ * each and, freed late, leave small holes between the large tensors in the native heap, which
+ * then grows and page-faults fresh memory for later tensors.
+ *
+ * <p>Blocking collectives use two per-thread buffers ({@link #mine}, {@link #all}); nonblocking
+ * point-to-point messages take a buffer from a shared pool ({@link #take}) and give it back
+ * ({@link #give}) when the message has completed.
+ */
+final class HeaderBuffers {
+    /** A point-to-point header with its inline payload. */
+    static final int MESSAGE_BYTES = TensorHeader.BYTES + Wire.INLINE_BYTES;
+    private static final int POOL_LIMIT = 256;
+
+    private static final ConcurrentLinkedQueue<ByteBuffer> POOL = new ConcurrentLinkedQueue<>();
+    private static final AtomicInteger POOLED = new AtomicInteger();
+    private static final ThreadLocal<ByteBuffer[]> PER_THREAD = ThreadLocal.withInitial(() -> new ByteBuffer[2]);
+
+    private HeaderBuffers() {
+    }
+
+    /** A message buffer (header plus inline payload) from the pool, or a new one. */
+    static ByteBuffer take() {
+        ByteBuffer b = POOL.poll();
+        if (b == null) {
+            return allocate(MESSAGE_BYTES);
+        }
+        POOLED.decrementAndGet();
+        return b.clear();
+    }
+
+    /** Returns a buffer from {@link #take} once MPI no longer uses it. */
+    static void give(ByteBuffer b) {
+        if (b != null && POOLED.incrementAndGet() <= POOL_LIMIT) {
+            POOL.offer(b);
+        } else if (b != null) {
+            POOLED.decrementAndGet();
+        }
+    }
+
+    /** This thread's buffer for the headers it contributes to a collective ({@code headers} of them). */
+    static ByteBuffer mine(int headers) {
+        return perThread(0, headers);
+    }
+
+    /** This thread's buffer for the headers a collective gathers ({@code headers} of them). */
+    static ByteBuffer all(int headers) {
+        return perThread(1, headers);
+    }
+
+    private static ByteBuffer perThread(int slot, int headers) {
+        int bytes = Math.max(headers, 1) * TensorHeader.BYTES;
+        ByteBuffer[] mine = PER_THREAD.get();
+        if (mine[slot] == null || mine[slot].capacity() < bytes) {
+            mine[slot] = allocate(Math.max(bytes, MESSAGE_BYTES));
+        }
+        // Zeroed so that unused fields read as 0 (the bad-input marker and reserved fields).
+        ByteBuffer b = mine[slot].clear();
+        for (int i = 0; i < bytes; i += Long.BYTES) {
+            b.putLong(i, 0L);
+        }
+        return b;
+    }
+
+    private static ByteBuffer allocate(int bytes) {
+        return ByteBuffer.allocateDirect(bytes).order(ByteOrder.nativeOrder());
+    }
+}
