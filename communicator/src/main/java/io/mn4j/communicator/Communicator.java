@@ -814,10 +814,13 @@ public final class Communicator implements AutoCloseable {
     }
 
     private static <T> T call(String op, MpiCall<T> body) {
+        MpiJob.enteringMpi();
         try {
             return body.call();
         } catch (MPIException e) {
             throw new CommunicationException(op + ": MPI error: " + e.getMessage(), e);
+        } finally {
+            MpiJob.leftMpi();
         }
     }
 }

@@ -1,5 +1,6 @@
 package io.mn4j.communicator;
 
+import java.util.concurrent.atomic.AtomicInteger;
 import mpi.Intracomm;
 import mpi.MPI;
 import mpi.MPIException;
@@ -17,6 +18,10 @@ final class MpiJob {
     private static final Logger LOG = LoggerFactory.getLogger(MpiJob.class);
     private static Communicator world;
     private static volatile boolean failing;
+    /** True while {@link #run} runs the job's body. */
+    private static volatile boolean bodyRunning;
+    /** Communicator operations in progress, on any thread. */
+    private static final AtomicInteger callsInMpi = new AtomicInteger();
 
     private MpiJob() {
     }
@@ -39,7 +44,7 @@ final class MpiJob {
             loadLibTorchOneRankPerNodeFirst(comm, c.intraRank());
             setThreads(c.intraSize());
             world = c;
-            Runtime.getRuntime().addShutdownHook(new Thread(MpiJob::finish, "mn4j-finalize"));
+            Runtime.getRuntime().addShutdownHook(new Thread(MpiJob::finishAtExit, "mn4j-finalize"));
             return c;
         } catch (MPIException e) {
             throw new CommunicationException("MPI initialization failed: " + e.getMessage(), e);
@@ -48,11 +53,24 @@ final class MpiJob {
 
     static void run(Communicator.JobBody body) {
         try {
-            body.run(world());
+            Communicator world = world();
+            bodyRunning = true;
+            body.run(world);
         } catch (Throwable t) {
             fail(t);
+        } finally {
+            bodyRunning = false;
         }
         finish();
+    }
+
+    /** Marks a communicator operation as started; {@link #leftMpi} marks its end. */
+    static void enteringMpi() {
+        callsInMpi.incrementAndGet();
+    }
+
+    static void leftMpi() {
+        callsInMpi.decrementAndGet();
     }
 
     /**
@@ -98,14 +116,8 @@ final class MpiJob {
             return;
         }
         failing = true;
-        int rank = -1;
-        try {
-            rank = MPI.isInitialized() ? MPI.COMM_WORLD.getRank() : -1;
-        } catch (MPIException ignored) {
-            // the rank is only for the message
-        }
         // stderr on purpose: the one message that must reach the user even without a logger
-        System.err.println("mn4j: rank " + rank + " failed, ending the job: " + error);
+        System.err.println("mn4j: rank " + worldRank() + " failed, ending the job: " + error);
         error.printStackTrace(System.err);
         System.err.flush();
         try {
@@ -114,6 +126,36 @@ final class MpiJob {
             Runtime.getRuntime().halt(1);
         }
         Runtime.getRuntime().halt(1);
+    }
+
+    /**
+     * At JVM exit: finalizes MPI only when the job has ended. The JVM also exits in the middle of
+     * a job — mpirun forwards SIGTERM to every rank on Ctrl-C, or a thread calls System.exit —
+     * and then another thread may be inside MPI: finalizing under it crashed the rank (SIGSEGV
+     * and a JVM crash report per rank). Leaving MPI as it is costs nothing there: the job is
+     * being torn down anyway.
+     */
+    private static void finishAtExit() {
+        if (failing) {
+            return;
+        }
+        if (bodyRunning || callsInMpi.get() > 0) {
+            // stderr on purpose, as in fail(): the user must learn why the rank ended
+            System.err.println("mn4j: rank " + worldRank() + ": the JVM is exiting in the middle of the job"
+                    + " (a signal such as mpirun's SIGTERM, or System.exit); MPI is not finalized");
+            System.err.flush();
+            return;
+        }
+        finish();
+    }
+
+    /** This process's rank in the world communicator, or -1 before MPI is up (for messages). */
+    private static int worldRank() {
+        try {
+            return MPI.isInitialized() && !MPI.isFinalized() ? MPI.COMM_WORLD.getRank() : -1;
+        } catch (MPIException e) {
+            return -1;
+        }
     }
 
     static synchronized void finish() {

@@ -73,6 +73,7 @@ public final class RecvHandle {
 
     /** Blocks until the tensor has arrived and returns it. */
     public synchronized Tensor waitFor() {
+        MpiJob.enteringMpi();
         try {
             if (!done) {
                 postPayload(true);
@@ -82,6 +83,8 @@ public final class RecvHandle {
             return out;
         } catch (MPIException e) {
             throw new CommunicationException(context + ": " + e.getMessage(), e);
+        } finally {
+            MpiJob.leftMpi();
         }
     }
 

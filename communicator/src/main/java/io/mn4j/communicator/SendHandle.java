@@ -54,10 +54,13 @@ public final class SendHandle {
         if (done) {
             return;
         }
+        MpiJob.enteringMpi();
         try {
             Wire.waitAll(requests);
         } catch (MPIException e) {
             throw new CommunicationException("isend: " + e.getMessage(), e);
+        } finally {
+            MpiJob.leftMpi();
         }
         release();
     }

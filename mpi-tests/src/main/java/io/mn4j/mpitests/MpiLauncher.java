@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.bytedeco.javacpp.Loader;
 import org.bytedeco.pytorch.global.torch;
 
@@ -56,6 +57,16 @@ public final class MpiLauncher {
     /** Runs any main class under {@code mpirun -np ranks}; results are read from {@code dir}. */
     public static Result run(int ranks, String mainClass, List<String> args, Path dir, long timeoutSeconds)
             throws IOException, InterruptedException {
+        return run(ranks, mainClass, args, dir, timeoutSeconds, job -> {
+        });
+    }
+
+    /**
+     * As {@link #run(int, String, List, Path, long)}, handing the running {@code mpirun} process to
+     * {@code whileRunning} first (to signal it, for example); the timeout counts from the start.
+     */
+    public static Result run(int ranks, String mainClass, List<String> args, Path dir, long timeoutSeconds,
+            Consumer<Process> whileRunning) throws IOException, InterruptedException {
         warmUpNativeCache();
         Files.createDirectories(dir);
         List<String> cmd = new ArrayList<>(List.of("mpirun", "-np", String.valueOf(ranks),
@@ -63,6 +74,8 @@ public final class MpiLauncher {
                 "--mca", "btl", "self,vader",
                 "java", "-cp", System.getProperty("java.class.path"),
                 "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss4m",
+                // A crashing JVM's report goes with the job's files, not into the module folder.
+                "-XX:ErrorFile=" + dir.resolve("hs_err_pid%p.log"),
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", mainClass));
         cmd.addAll(args);
         ProcessBuilder pb = new ProcessBuilder(cmd);
@@ -73,7 +86,9 @@ public final class MpiLauncher {
         pb.redirectErrorStream(true).redirectOutput(log);
         long t0 = System.nanoTime();
         Process p = pb.start();
-        boolean finished = p.waitFor(timeoutSeconds, TimeUnit.SECONDS);
+        whileRunning.accept(p);
+        long left = timeoutSeconds * 1_000_000_000L - (System.nanoTime() - t0);
+        boolean finished = p.waitFor(Math.max(left, 0), TimeUnit.NANOSECONDS);
         if (!finished) {
             p.descendants().forEach(ProcessHandle::destroyForcibly);
             p.destroyForcibly();
