@@ -12,6 +12,8 @@ import org.bytedeco.pytorch.global.torch.ScalarType;
  * Modes: {@code collective} (the failing rank's main thread throws; the others are in an
  * allreduce), {@code recv} (a worker thread of the failing rank throws while its main thread and
  * every other rank wait in a blocking recv), {@code run} (the body given to Communicator.run throws
+ * while the others wait in a recv from it), {@code killed} (the failing rank's process is killed
+ * with SIGKILL, as the kernel's out-of-memory killer does: no exception, no message of its own,
  * while the others wait in a recv from it). Each rank writes a marker file once it is waiting, so
  * the test knows the others really were blocked, and the failing rank writes the time it throws,
  * so the test can tell how long the job took to end after the failure.
@@ -44,7 +46,9 @@ public final class CrashMain {
             Thread.sleep(1500);
             String text = MESSAGE + " on rank " + me + " (" + mode + ")";
             Files.writeString(dir.resolve("throwing-at-millis"), Long.toString(System.currentTimeMillis()));
-            if (mode.equals("recv")) {
+            if (mode.equals("killed")) {
+                new ProcessBuilder("kill", "-9", Long.toString(ProcessHandle.current().pid())).start().waitFor();
+            } else if (mode.equals("recv")) {
                 Thread worker = new Thread(() -> {
                     throw new IllegalStateException(text);
                 }, "crash-worker");

@@ -13,7 +13,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * An uncaught exception on one rank ends the whole job, non-zero, with that rank's message, while
- * the other ranks are blocked waiting for it: well inside the timeout, no rank left behind.
+ * the other ranks are blocked waiting for it: well inside the timeout, no rank left behind. So does
+ * a rank killed outright (SIGKILL, as by the out-of-memory killer).
  */
 class CrashTest {
     private static final long TIMEOUT_SECONDS = 120;
@@ -22,7 +23,7 @@ class CrashTest {
     private static final double AFTER_THROW_LIMIT_SECONDS = 10;
 
     @ParameterizedTest(name = "{1} with {0} ranks")
-    @CsvSource({"3, collective", "2, recv", "2, run"})
+    @CsvSource({"3, collective", "2, recv", "2, run", "2, killed", "3, killed"})
     void oneRankThrowsTheJobEnds(int ranks, String mode) throws Exception {
         Path dir = Files.createTempDirectory("mn4j-crash-" + mode + "-");
         MpiLauncher.Result r = MpiLauncher.run(ranks, CrashMain.class.getName(), List.of(dir.toString(), mode), dir,
@@ -39,10 +40,21 @@ class CrashTest {
                 () -> "the job took " + afterThrow + " s to end after the throw:\n" + r.describe());
         assertTrue(r.seconds() < LIMIT_SECONDS, () -> "the job took " + r.seconds() + " s:\n" + r.describe());
         int failing = ranks - 1;
+        if (mode.equals("killed")) {
+            // Nothing of the killed rank's own is left to print: mpirun names it and the signal.
+            assertTrue(r.output().matches("(?s).*process rank " + failing + " .*exited on signal 9.*"),
+                    () -> "the job's output does not name the killed rank:\n" + r.describe());
+            assertOthersWereWaitingAndDidNotFinish(dir, ranks);
+            return;
+        }
         assertTrue(r.output().contains(CrashMain.MESSAGE + " on rank " + failing + " (" + mode + ")"),
                 () -> "the failing rank's message is missing:\n" + r.describe());
         assertTrue(r.output().contains("rank " + failing + " failed"),
                 () -> "the failure does not name the rank:\n" + r.describe());
+        assertOthersWereWaitingAndDidNotFinish(dir, ranks);
+    }
+
+    private static void assertOthersWereWaitingAndDidNotFinish(Path dir, int ranks) {
         for (int rank = 0; rank < ranks; rank++) {
             assertTrue(Files.exists(dir.resolve("rank-" + rank + ".waiting")),
                     "rank " + rank + " never reached its wait");
