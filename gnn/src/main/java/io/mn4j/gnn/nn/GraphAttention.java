@@ -3,12 +3,14 @@ package io.mn4j.gnn.nn;
 import io.mn4j.gnn.dist.ShardOperator;
 import io.mn4j.gnn.graph.Csr;
 import java.util.List;
+import org.bytedeco.pytorch.GradMode;
 import org.bytedeco.pytorch.LongOptional;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.ScalarTypeOptional;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorOptional;
 import org.bytedeco.pytorch.TensorOptions;
+import org.bytedeco.pytorch.TensorVector;
 import org.bytedeco.pytorch.global.torch;
 
 /**
@@ -18,10 +20,10 @@ import org.bytedeco.pytorch.global.torch;
  * sum {@code o = Σ exp(e − m)·h_u}; merging rescales to the larger max.
  *
  * <p>Rows (both {@code dst} and {@code src}) are the projected features {@code h = x·W}, [n, H·C].
- * Messages are summed by one {@code embedding_bag} over the rows seen as a table of [n·H, C] (row
- * u·H + k is head k of u), one bag per head and destination: no [edges, H, C] tensor and no copy
- * of the rows per head is made, and in the rematerialized backward the rows' gradient is sparse and
- * in the rows' own layout, so a step costs what its edges cost.
+ * Messages are summed with {@code embedding_bag}, so no [edges, H, C] tensor is made: in SAR mode
+ * by one call over the rows seen as a table of [n·H, C] (row u·H + k is head k of u), with no copy
+ * of the rows per head, and in the rematerialized backward the rows' gradient is sparse and in the
+ * rows' own layout, so a step costs what its edges cost (see {@link #weightedSum} for modes 2, 3).
  */
 final class GraphAttention implements ShardOperator {
     /** Stands for −∞ in running maxima (finite, so that merging two empty states stays 0, not NaN). */
@@ -68,24 +70,41 @@ final class GraphAttention implements ShardOperator {
     }
 
     /**
-     * Σ_(u→v) w[edge, head]·h_u[head] for every head, head-major: [H, n, C]. Bag k·n + v sums
-     * table rows u·H + k over v's edges, weighted by w[edge, k]. {@code sparse}: the table's
-     * gradient as a sparse tensor of the edges' rows rather than a dense table.
+     * Σ_(u→v) w[edge, head]·h_u[head] for every head: [n, H, C] (not necessarily contiguous).
+     * {@code sparse}: the table's gradient as a sparse tensor of the edges' rows rather than a
+     * dense table.
+     *
+     * <p>Without autograd (SAR's forward) or with a sparse gradient (its rematerialized steps):
+     * one bag per head and destination, bag k·n + v summing table rows u·H + k over v's edges
+     * weighted by w[edge, k], so the rows are read where they are. When autograd records the call
+     * with a dense gradient (modes 2 and 3 keep the graph), one bag per head over a per-head copy
+     * of the rows instead: the copies (4·C·n bytes per head) cost less than what a single bag over
+     * H·E indices would keep and sort in backward (8·E bytes per head kept, 16·E sorted at once).
      */
     private Tensor weightedSum(Csr edges, List<Tensor> sources, Tensor w, boolean sparse) {
         long n = edges.numRows(), e = edges.nnz();
         Tensor table = sources.get(1);
         if (e == 0) {
             // Zero, yet connected to the sources and weights, so that their gradients (zero) are defined.
-            return torch.zeros(new long[] {heads, n, channels}, w.options()).add(table.sum().mul(new Scalar(0.0)))
+            return torch.zeros(new long[] {n, heads, channels}, w.options()).add(table.sum().mul(new Scalar(0.0)))
                     .add(w.sum().mul(new Scalar(0.0)));
+        }
+        if (!sparse && GradMode.is_enabled() && (table.requires_grad() || w.requires_grad())) {
+            // unbind: the backward of the per-head tables is one stack, not a full-size buffer per head.
+            TensorVector perHeadTable = table.view(-1, heads, channels).permute(1, 0, 2).contiguous().unbind(0);
+            Tensor[] perHead = new Tensor[heads];
+            for (int k = 0; k < heads; k++) {
+                perHead[k] = torch.embedding_bag(perHeadTable.get(k), edges.col(), edges.rowptr(), false, 0, false,
+                        new TensorOptional(w.select(1, k).contiguous()), true, new LongOptional()).get0();
+            }
+            return torch.stack(new TensorVector(perHead), 1);
         }
         Tensor head = torch.arange(new Scalar(heads), new TensorOptions(torch.ScalarType.Long)).unsqueeze(1);
         Tensor index = edges.col().mul(new Scalar(heads)).unsqueeze(0).add(head).view(-1);
         Tensor offsets = edges.rowptr().narrow(0, 0, n).unsqueeze(0).add(head.mul(new Scalar(e))).view(-1);
         Tensor weights = w.t().contiguous().view(-1);
         return torch.embedding_bag(table, index, offsets, false, 0, sparse, new TensorOptional(weights), false,
-                new LongOptional()).get0().view(heads, n, channels);
+                new LongOptional()).get0().view(heads, n, channels).permute(1, 0, 2);
     }
 
     @Override
@@ -98,7 +117,7 @@ final class GraphAttention implements ShardOperator {
         Tensor p = e.sub(m.index_select(0, row)).exp();
         Tensor s = torch.zeros(new long[] {n, heads}, dst.options()).index_add(0, row, p);
         // Node-major, as the state is merged and finished row by row.
-        Tensor o = weightedSum(edges, sources, p, false).permute(1, 0, 2).contiguous();
+        Tensor o = weightedSum(edges, sources, p, false).contiguous();
         return List.of(m, s, o);
     }
 
@@ -128,7 +147,7 @@ final class GraphAttention implements ShardOperator {
         Tensor e = scores(edges, dst, sources, row);
         Tensor alpha = e.sub(finalState.get(0).index_select(0, row)).exp().div(finalState.get(1).index_select(0, row));
         Tensor g3 = gradOut.view(-1, heads, channels);
-        Tensor partial = weightedSum(edges, sources, alpha, true).permute(1, 0, 2);
+        Tensor partial = weightedSum(edges, sources, alpha, true);
         Tensor d = g3.mul(out.view(-1, heads, channels)).sum(new long[] {-1}, false, new ScalarTypeOptional());
         Tensor alphaSum = torch.zeros(new long[] {edges.numRows(), heads}, dst.options()).index_add(0, row, alpha);
         return g3.mul(partial).sum().sub(d.mul(alphaSum).sum());
