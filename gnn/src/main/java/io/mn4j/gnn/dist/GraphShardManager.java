@@ -715,12 +715,12 @@ public final class GraphShardManager implements AutoCloseable {
                 sums[2 + i] = torch.zeros_like(params.get(i));
             }
             try (org.bytedeco.pytorch.AutoGradMode on = new org.bytedeco.pytorch.AutoGradMode(true)) {
-                try (Tensor g = blockGradients(op, steps(local), srcData, dstData, gradOut, finalState, out, params, sums)) {
-                    sums[0].add_(g);
-                }
+                // The local rows' gradient goes straight into the sum (no block-sized buffer of its own).
+                blockGradients(op, steps(local), srcData, sums[0], dstData, gradOut, finalState, out, params, sums);
                 Ring.refetchAndReturn(comm, TAG_REFETCH, TAG_BACKWARD,
                         p -> srcData.index_select(0, shards[p].sendRows),
-                        (p, block) -> blockGradients(op, steps(shards[p].edges), block, dstData, gradOut, finalState, out, params, sums),
+                        (p, block) -> blockGradients(op, steps(shards[p].edges), block, torch.zeros_like(block), dstData, gradOut,
+                                finalState, out, params, sums),
                         (p, grad) -> {
                             try (Tensor g = grad.to(srcData.scalar_type())) {
                                 sums[0].index_add_(0, shards[p].sendRows, g);
@@ -739,17 +739,26 @@ public final class GraphShardManager implements AutoCloseable {
      * The rematerialized backward over one block of source rows: the block's sources once, each
      * step's surrogate and gradients (a step's temporaries go when it is done), the sources'
      * gradients added up over the steps, then one backward through {@link ShardOperator#sources}.
-     * Adds the dst and parameter gradients into {@code sums}; returns the rows' gradient.
+     * Adds the rows' gradient into {@code rowsGrad} (dense, shaped as the rows) and returns it;
+     * adds the dst and parameter gradients into {@code sums}.
      */
-    private static Tensor blockGradients(ShardOperator op, List<Piece> steps, Tensor rows, Tensor dstData, Tensor gradOut,
-            List<Tensor> finalState, Tensor out, List<Tensor> params, Tensor[] sums) {
-        PointerScope outer = PointerScope.getInnerScope();
+    private static Tensor blockGradients(ShardOperator op, List<Piece> steps, Tensor rows, Tensor rowsGrad, Tensor dstData,
+            Tensor gradOut, List<Tensor> finalState, Tensor out, List<Tensor> params, Tensor[] sums) {
         try (PointerScope block = new PointerScope()) {
             Tensor rowsLeaf = rows.detach().set_requires_grad(true);
             List<Tensor> sources = op.sources(rowsLeaf);
             List<Tensor> leaves = new ArrayList<>(sources.size());
             sources.forEach(t -> leaves.add(t.detach().set_requires_grad(true)));
             Tensor[] sourceGrads = new Tensor[sources.size()];
+            boolean[] isRows = new boolean[sources.size()];
+            for (int i = 0; i < sources.size(); i++) {
+                // The rows themselves, or all of them in another shape: their gradient is added
+                // straight into the rows' (seen in the same shape), with no buffer and no backward of its own.
+                isRows[i] = sameMemory(sources.get(i), rowsLeaf);
+                if (isRows[i]) {
+                    sourceGrads[i] = rowsGrad.view(Tensors.shape(sources.get(i)));
+                }
+            }
             for (Piece piece : steps) {
                 try (PointerScope step = new PointerScope()) {
                     Tensor dstLeaf = piece.of(dstData).detach().set_requires_grad(true);
@@ -778,16 +787,10 @@ public final class GraphShardManager implements AutoCloseable {
                     }
                 }
             }
-            // Once per block: from the sources back to the rows (and the parameters sources() uses).
-            Tensor rowsGrad = null;
+            // Once per block: from the other sources back to the rows (and the parameters sources() uses).
             List<Tensor> outputs = new ArrayList<>(), outputGrads = new ArrayList<>();
             for (int i = 0; i < sources.size(); i++) {
-                if (sourceGrads[i] == null) {
-                    continue;
-                }
-                if (sources.get(i) == rowsLeaf) { // the rows themselves (the default sources)
-                    rowsGrad = sourceGrads[i];
-                } else {
+                if (sourceGrads[i] != null && !isRows[i]) {
                     outputs.add(sources.get(i));
                     outputGrads.add(sourceGrads[i]);
                 }
@@ -797,15 +800,25 @@ public final class GraphShardManager implements AutoCloseable {
                 wrt.addAll(params);
                 TensorVector grads = gradients(outputs, wrt, outputGrads);
                 outputGrads.forEach(Tensor::close); // before the rows' gradient is added up: one less at the peak
-                if (grads.get(0).defined()) {
-                    rowsGrad = rowsGrad == null ? new Tensor(grads.get(0)) : rowsGrad.add_(grads.get(0));
-                }
+                addIfDefined(rowsGrad, grads.get(0));
                 for (int i = 0; i < params.size(); i++) {
                     addIfDefined(sums[2 + i], grads.get(1 + i));
                 }
             }
-            return Tensors.escape(block, outer, rowsGrad != null ? rowsGrad : torch.zeros_like(rows));
+            return rowsGrad;
         }
+    }
+
+    /** Whether {@code a} holds exactly the elements of {@code b}, in the same order (b itself or a reshaping view of it). */
+    private static boolean sameMemory(Tensor a, Tensor b) {
+        if (a == b) {
+            return true;
+        }
+        if (!a.is_contiguous() || !b.is_contiguous() || a.numel() != b.numel()) {
+            return false;
+        }
+        // data_ptr() is null for tensors with no elements.
+        return a.numel() == 0 || a.data_ptr().address() == b.data_ptr().address();
     }
 
     /** {@code torch.autograd.grad}, unused inputs allowed (their entries undefined). */

@@ -25,7 +25,9 @@ public interface ShardOperator {
     /**
      * What the steps read of a block of source rows [rows, features], computed once per block:
      * for example per-row attention logits, or the rows laid out as the steps index them.
-     * Differentiable in {@code src} and the parameters. Default: the rows themselves.
+     * Differentiable in {@code src} and the parameters. Default: the rows themselves. In SAR
+     * mode's backward, the gradient of a source that is {@code src} itself or a view of all of it
+     * in another shape is added straight into the rows' gradient, with no buffer of its own.
      */
     default List<Tensor> sources(Tensor src) {
         return List.of(src);

@@ -1,9 +1,11 @@
 package io.mn4j.gnn.nn;
 
 import io.mn4j.gnn.dist.GraphShardManager;
+import io.mn4j.gnn.util.Tensors;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Module;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
@@ -69,21 +71,29 @@ public final class GnnModel extends Module {
 
     /** Class scores of this rank's nodes, [numLocal, out]. */
     public Tensor forward(GraphShardManager graph, Tensor x, boolean training) {
-        Tensor h = x;
-        for (int i = 0; i < layers.size(); i++) {
-            h = Dropout.apply(h, dropout, training);
-            Module layer = layers.get(i);
-            if (layer instanceof GCNConv gcn) {
-                h = gcn.forward(graph, h);
-            } else if (layer instanceof SAGEConv sage) {
-                h = sage.forward(graph, h);
-            } else {
-                h = ((GATConv) layer).forward(graph, h);
+        // Every activation is the next step's input and nothing else's: its handle goes with this
+        // call, and autograd's own references (what backward needs) decide how long it lives, so
+        // backward frees each activation once it has used it, not when the caller's scope closes.
+        PointerScope outer = PointerScope.getInnerScope();
+        try (PointerScope scope = new PointerScope()) {
+            Tensor h = x;
+            for (int i = 0; i < layers.size(); i++) {
+                h = Dropout.apply(h, dropout, training);
+                Module layer = layers.get(i);
+                if (layer instanceof GCNConv gcn) {
+                    h = gcn.forward(graph, h);
+                } else if (layer instanceof SAGEConv sage) {
+                    h = sage.forward(graph, h);
+                } else {
+                    h = ((GATConv) layer).forward(graph, h);
+                }
+                if (i < layers.size() - 1) {
+                    // ELU in place: autograd then keeps its output (the next layer's input, kept anyway)
+                    // instead of its input as well. ReLU keeps its output either way.
+                    h = kind == Kind.GAT ? torch.elu_(h) : torch.relu(h);
+                }
             }
-            if (i < layers.size() - 1) {
-                h = kind == Kind.GAT ? torch.elu(h) : torch.relu(h);
-            }
+            return Tensors.escape(scope, outer, h);
         }
-        return h;
     }
 }

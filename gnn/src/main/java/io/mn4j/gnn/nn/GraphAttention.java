@@ -2,13 +2,14 @@ package io.mn4j.gnn.nn;
 
 import io.mn4j.gnn.dist.ShardOperator;
 import io.mn4j.gnn.graph.Csr;
-import java.util.ArrayList;
 import java.util.List;
+import org.bytedeco.pytorch.GradMode;
 import org.bytedeco.pytorch.LongOptional;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.ScalarTypeOptional;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorOptional;
+import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.TensorVector;
 import org.bytedeco.pytorch.global.torch;
 
@@ -19,8 +20,10 @@ import org.bytedeco.pytorch.global.torch;
  * sum {@code o = Σ exp(e − m)·h_u}; merging rescales to the larger max.
  *
  * <p>Rows (both {@code dst} and {@code src}) are the projected features {@code h = x·W}, [n, H·C].
- * Messages are summed with {@code embedding_bag} per head, so no [edges, H, C] tensor is made; in
- * the rematerialized backward its gradients are sparse, so a step costs what its edges cost.
+ * Messages are summed with {@code embedding_bag}, so no [edges, H, C] tensor is made: in SAR mode
+ * by one call over the rows seen as a table of [n·H, C] (row u·H + k is head k of u), with no copy
+ * of the rows per head, and in the rematerialized backward the rows' gradient is sparse and in the
+ * rows' own layout, so a step costs what its edges cost (see {@link #weightedSum} for modes 2, 3).
  */
 final class GraphAttention implements ShardOperator {
     /** Stands for −∞ in running maxima (finite, so that merging two empty states stays 0, not NaN). */
@@ -41,22 +44,12 @@ final class GraphAttention implements ShardOperator {
     }
 
     /**
-     * The source logits {@code a_src·h_u} [n, H], then each head's rows [n, C], split by
-     * {@code unbind} from one head-major copy (its backward is one stack). {@code embedding_bag}
-     * would copy a strided table at every call; computed once per block, a step's work follows
-     * its edges.
+     * The source logits {@code a_src·h_u} [n, H], computed once per block, and the rows as a table
+     * of [n·H, C] (a view: the manager adds its gradient straight into the rows').
      */
     @Override
     public List<Tensor> sources(Tensor src) {
-        List<Tensor> out = new ArrayList<>(1 + heads);
-        out.add(headDot(src, attSrc));
-        Tensor byHead = src.view(-1, heads, channels).permute(1, 0, 2).contiguous();
-        TensorVector perHead = byHead.unbind(0);
-        for (int k = 0; k < heads; k++) {
-            out.add(new Tensor(perHead.get(k)));
-        }
-        byHead.close();
-        return out;
+        return List.of(headDot(src, attSrc), src.view(-1, channels));
     }
 
     /** Scores e[edge, head] = LeakyReLU(a_src·h_u + a_dst·h_v). */
@@ -66,34 +59,52 @@ final class GraphAttention implements ShardOperator {
         return torch.leaky_relu(e, new Scalar(slope));
     }
 
-    /** a[head]·h[n, head] for every row and head: [n, H]. */
+    /**
+     * a[head]·h[n, head] for every row and head: [n, H], as one product with the block-diagonal
+     * [H·C, H] matrix of a. An elementwise product and sum would make an [n, H, C] temporary in
+     * forward and two in backward (for the rows' gradient and for a's).
+     */
     private Tensor headDot(Tensor rows, Tensor att) {
-        // The product is as large as the rows; freed now rather than with the caller's scope
-        // (autograd keeps what it needs by its own reference).
-        Tensor product = rows.view(-1, heads, channels).mul(att);
-        Tensor dot = product.sum(new long[] {-1}, false, new ScalarTypeOptional());
-        product.close();
-        return dot;
+        Tensor eye = torch.eye(heads, att.options()).view(heads, 1, heads);
+        return rows.matmul(att.view(heads, channels, 1).mul(eye).view(heads * channels, heads));
     }
 
     /**
-     * Σ_(u→v) w[edge, head]·h_u[head] for every head: [n, H, C]. {@code sparse}: the rows'
-     * gradients as sparse tensors of the edges' rows rather than dense tables.
+     * Σ_(u→v) w[edge, head]·h_u[head] for every head: [n, H, C] (not necessarily contiguous).
+     * {@code sparse}: the table's gradient as a sparse tensor of the edges' rows rather than a
+     * dense table.
+     *
+     * <p>Without autograd (SAR's forward) or with a sparse gradient (its rematerialized steps):
+     * one bag per head and destination, bag k·n + v summing table rows u·H + k over v's edges
+     * weighted by w[edge, k], so the rows are read where they are. When autograd records the call
+     * with a dense gradient (modes 2 and 3 keep the graph), one bag per head over a per-head copy
+     * of the rows instead: the copies (4·C·n bytes per head) cost less than what a single bag over
+     * H·E indices would keep and sort in backward (8·E bytes per head kept, 16·E sorted at once).
      */
     private Tensor weightedSum(Csr edges, List<Tensor> sources, Tensor w, boolean sparse) {
-        long n = edges.numRows();
-        if (edges.nnz() == 0) {
+        long n = edges.numRows(), e = edges.nnz();
+        Tensor table = sources.get(1);
+        if (e == 0) {
             // Zero, yet connected to the sources and weights, so that their gradients (zero) are defined.
-            return torch.zeros(new long[] {n, heads, channels}, w.options()).add(sources.get(0).sum().mul(new Scalar(0.0)))
+            return torch.zeros(new long[] {n, heads, channels}, w.options()).add(table.sum().mul(new Scalar(0.0)))
                     .add(w.sum().mul(new Scalar(0.0)));
         }
-        Tensor[] perHead = new Tensor[heads];
-        for (int k = 0; k < heads; k++) {
-            Tensor weights = w.select(1, k).contiguous();
-            perHead[k] = torch.embedding_bag(sources.get(1 + k), edges.col(), edges.rowptr(), false, 0, sparse,
-                    new TensorOptional(weights), true, new LongOptional()).get0();
+        if (!sparse && GradMode.is_enabled() && (table.requires_grad() || w.requires_grad())) {
+            // unbind: the backward of the per-head tables is one stack, not a full-size buffer per head.
+            TensorVector perHeadTable = table.view(-1, heads, channels).permute(1, 0, 2).contiguous().unbind(0);
+            Tensor[] perHead = new Tensor[heads];
+            for (int k = 0; k < heads; k++) {
+                perHead[k] = torch.embedding_bag(perHeadTable.get(k), edges.col(), edges.rowptr(), false, 0, false,
+                        new TensorOptional(w.select(1, k).contiguous()), true, new LongOptional()).get0();
+            }
+            return torch.stack(new TensorVector(perHead), 1);
         }
-        return torch.stack(new TensorVector(perHead), 1);
+        Tensor head = torch.arange(new Scalar(heads), new TensorOptions(torch.ScalarType.Long)).unsqueeze(1);
+        Tensor index = edges.col().mul(new Scalar(heads)).unsqueeze(0).add(head).view(-1);
+        Tensor offsets = edges.rowptr().narrow(0, 0, n).unsqueeze(0).add(head.mul(new Scalar(e))).view(-1);
+        Tensor weights = w.t().contiguous().view(-1);
+        return torch.embedding_bag(table, index, offsets, false, 0, sparse, new TensorOptional(weights), false,
+                new LongOptional()).get0().view(heads, n, channels).permute(1, 0, 2);
     }
 
     @Override
@@ -105,7 +116,8 @@ final class GraphAttention implements ShardOperator {
                 .index_reduce(0, row, e.detach(), "amax", true);
         Tensor p = e.sub(m.index_select(0, row)).exp();
         Tensor s = torch.zeros(new long[] {n, heads}, dst.options()).index_add(0, row, p);
-        Tensor o = weightedSum(edges, sources, p, false);
+        // Node-major, as the state is merged and finished row by row.
+        Tensor o = weightedSum(edges, sources, p, false).contiguous();
         return List.of(m, s, o);
     }
 
