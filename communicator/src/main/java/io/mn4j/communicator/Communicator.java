@@ -241,6 +241,9 @@ public final class Communicator implements AutoCloseable {
         long t0 = System.nanoTime();
         Tensor w = TensorBytes.wireReady(x);
         SendHandle h = call("isend", () -> p2p.isend(w, dst, tag));
+        if (w != x) {
+            h.ownData();
+        }
         stats.record("isend", h.bytes(), 0, t0);
         return h;
     }

@@ -18,12 +18,23 @@ public final class SendHandle {
     private ByteBuffer header;
     private final long bytes;
     private boolean done;
+    /** True when {@link #data} is a contiguous copy made for this send, freed once it completes. */
+    private boolean ownsData;
 
     SendHandle(List<Request> requests, Tensor data, ByteBuffer header, long bytes) {
         this.requests = requests;
         this.data = data;
         this.header = header;
         this.bytes = bytes;
+    }
+
+    /**
+     * Makes the handle free its tensor once the send completes: the tensor is a copy made only for
+     * this send (of a strided or GPU tensor), which would otherwise wait for the caller's
+     * PointerScope or the garbage collector.
+     */
+    void ownData() {
+        ownsData = true;
     }
 
     /** Payload bytes of this send. */
@@ -67,6 +78,9 @@ public final class SendHandle {
 
     private void release() {
         done = true;
+        if (ownsData) {
+            data.close();
+        }
         data = null;
         HeaderBuffers.give(header);
         header = null;
