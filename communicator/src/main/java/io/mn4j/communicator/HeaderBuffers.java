@@ -39,10 +39,13 @@ final class HeaderBuffers {
 
     /** Returns a buffer from {@link #take} once MPI no longer uses it. */
     static void give(ByteBuffer b) {
-        if (b != null && POOLED.incrementAndGet() <= POOL_LIMIT) {
+        if (b == null) {
+            return;
+        }
+        if (POOLED.incrementAndGet() <= POOL_LIMIT) {
             POOL.offer(b);
-        } else if (b != null) {
-            POOLED.decrementAndGet();
+        } else {
+            POOLED.decrementAndGet(); // the pool is full: the collector frees this one
         }
     }
 

@@ -32,11 +32,12 @@ final class TensorHeader {
     }
 
     static TensorHeader of(Tensor t) {
-        if (t.dim() > MAX_DIMS) {
+        long[] shape = Shapes.of(t);
+        if (shape.length > MAX_DIMS) {
             throw new CommunicationException("tensors of more than " + MAX_DIMS
-                    + " dimensions cannot be communicated; got " + t.dim() + " dimensions");
+                    + " dimensions cannot be communicated; got " + shape.length + " dimensions");
         }
-        return new TensorHeader(WireType.of(t.scalar_type()), Shapes.of(t));
+        return new TensorHeader(WireType.of(t.scalar_type()), shape);
     }
 
     void write(LongBuffer out, int at) {

@@ -958,7 +958,7 @@ public final class GraphShardManager implements AutoCloseable {
     private void checkRows(Tensor x, String op) {
         if (x.dim() != 2 || x.size(0) != numLocal) {
             throw new IllegalArgumentException(op + " on rank " + rank + ": expected features of this rank's "
-                    + numLocal + " nodes as [" + numLocal + ", f], got " + Arrays.toString(x.sizes().vec().get()));
+                    + numLocal + " nodes as [" + numLocal + ", f], got " + Tensors.shapeString(x));
         }
     }
 

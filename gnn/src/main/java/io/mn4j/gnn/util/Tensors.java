@@ -1,5 +1,6 @@
 package io.mn4j.gnn.util;
 
+import io.mn4j.communicator.Shapes;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
@@ -180,7 +181,7 @@ public final class Tensors {
 
     /** The shape of {@code t}. */
     public static long[] shape(Tensor t) {
-        return t.sizes().vec().get();
+        return Shapes.of(t);
     }
 
     /** The shape of {@code t} as text, for error messages, e.g. {@code [2708, 1433]}. */
