@@ -33,7 +33,7 @@
 #define MAX_ITERS 100
 /* Untimed operations before the first size (lets the JVM compile the Java side's hot paths). */
 #define PP_GLOBAL_WARMUP 5000
-#define COLL_GLOBAL_WARMUP 1000
+#define COLL_GLOBAL_WARMUP 20000
 
 static int quick = 0;
 static int use_min = 1;

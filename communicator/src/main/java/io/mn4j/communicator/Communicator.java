@@ -47,6 +47,8 @@ public final class Communicator implements AutoCloseable {
     private static final int COLLECTIVE_TAG = 0;
     /** Header slot 3 marks a rank whose input to a collective was invalid. */
     private static final long BAD_INPUT = -1;
+    /** In an alltoall header: the sender has a part larger than one MPI call carries. */
+    private static final long NEEDS_CHUNKS = 1;
     /** Stands for a buffer MPI does not read (zero bytes). */
     private static final ByteBuffer EMPTY = ByteBuffer.allocateDirect(0);
 
@@ -376,7 +378,8 @@ public final class Communicator implements AutoCloseable {
                 return allgatherUniform(w, headers[0]);
             }
             // One native allgatherv into one buffer; each rank's tensor is a view of its slot.
-            Tensor flat = torch.empty(new long[] {Math.max(offsets[size], 1)}, WireType.UINT8.options(), null);
+            long flatBytes = Math.max(offsets[size], 1);
+            Tensor flat = ReceiveBuffers.empty(WireType.UINT8, new long[] {flatBytes}, flatBytes);
             int[] counts = new int[size];
             int[] displs = new int[size];
             for (int r = 0; r < size; r++) {
@@ -413,12 +416,19 @@ public final class Communicator implements AutoCloseable {
         List<Tensor> out = call("alltoall", () -> {
             ByteBuffer mine = HeaderBuffers.mine(size);
             LongBuffer longs = mine.asLongBuffer();
+            boolean chunked = false;
             for (int r = 0; r < size; r++) {
                 if (valid) {
                     TensorHeader.of(sends[r]).write(longs, r * TensorHeader.LONGS);
+                    chunked |= sends[r].nbytes() > oneCallLimit();
                 } else {
                     badInput(longs, r * TensorHeader.LONGS, xs == null ? -1 : xs.size());
                 }
+            }
+            // Every rank tells every rank whether it has a part too large for one MPI call, so
+            // that all take the same path below (each rank sees only the headers addressed to it).
+            for (int r = 0; r < size && chunked; r++) {
+                longs.put(r * TensorHeader.LONGS + 3, NEEDS_CHUNKS);
             }
             ByteBuffer theirs = HeaderBuffers.all(size);
             headerCollectives.allToAll(mine, TensorHeader.BYTES, MPI.BYTE, theirs,
@@ -438,7 +448,20 @@ public final class Communicator implements AutoCloseable {
             for (int r = 0; r < size; r++) {
                 recvs[r] = TensorHeader.read(in, r * TensorHeader.LONGS, "alltoall from rank " + r);
             }
-            return Arrays.asList(exchange(sends, recvs));
+            Tensor[] got = new Tensor[size];
+            for (int r = 0; r < size; r++) {
+                got[r] = recvs[r].allocate();
+            }
+            boolean anyChunked = false;
+            for (int r = 0; r < size; r++) {
+                anyChunked |= in.get(r * TensorHeader.LONGS + 3) == NEEDS_CHUNKS;
+            }
+            if (anyChunked) {
+                exchange(sends, recvs, got);
+            } else {
+                allToAllInPlace(sends, got);
+            }
+            return Arrays.asList(got);
         });
         long sent = 0;
         for (int r = 0; r < size; r++) {
@@ -668,17 +691,21 @@ public final class Communicator implements AutoCloseable {
      */
     private Tensor[] exchange(Tensor[] sends, TensorHeader[] recvs) throws MPIException {
         Tensor[] got = new Tensor[size];
+        for (int r = 0; r < size; r++) {
+            if (recvs[r] != null) {
+                got[r] = recvs[r].allocate();
+            }
+        }
+        return exchange(sends, recvs, got);
+    }
+
+    /** {@link #exchange(Tensor[], TensorHeader[])} into tensors already allocated. */
+    private Tensor[] exchange(Tensor[] sends, TensorHeader[] recvs, Tensor[] got) throws MPIException {
         List<Request> requests = new ArrayList<>();
         for (int r = 0; r < size; r++) {
-            if (recvs[r] == null) {
-                continue;
+            if (recvs[r] != null && r != rank) {
+                collective.irecvPayload(got[r], recvs[r].nbytes, r, COLLECTIVE_TAG, requests);
             }
-            if (r == rank) {
-                got[r] = sends[r].clone();
-                continue;
-            }
-            got[r] = recvs[r].allocate();
-            collective.irecvPayload(got[r], recvs[r].nbytes, r, COLLECTIVE_TAG, requests);
         }
         for (int i = 1; i < size; i++) {
             int r = (rank + i) % size; // staggered so that ranks do not all hit rank 0 first
@@ -686,9 +713,46 @@ public final class Communicator implements AutoCloseable {
                 collective.isendPayload(sends[r], sends[r].nbytes(), r, COLLECTIVE_TAG, requests);
             }
         }
+        // The own part is copied while the peers read and write: they need nothing more from us.
+        if (recvs[rank] != null) {
+            got[rank].copy_(sends[rank]);
+        }
         Wire.waitAll(requests);
         Reference.reachabilityFence(sends);
         return got;
+    }
+
+    /** The largest message one MPI call carries here: the chunk size, at most MPI's int count. */
+    private long oneCallLimit() {
+        return Math.min(collective.chunkBytes(), Integer.MAX_VALUE);
+    }
+
+    /**
+     * MPI_Alltoallv straight between the tensors' memories. MPI takes one send and one receive
+     * buffer with an int displacement per rank, so the displacements are the tensors' addresses
+     * relative to the lowest of them. Where they lie too far apart for int displacements (rare:
+     * more than 2 GiB), that side is staged through one packed buffer instead; the call itself is
+     * the same on every rank, as MPI requires.
+     */
+    private void allToAllInPlace(Tensor[] sends, Tensor[] got) throws MPIException {
+        Displacements out = Displacements.of(sends);
+        Displacements in = Displacements.of(got);
+        Tensor sendStage = out.fits() ? null : Displacements.pack(sends);
+        Tensor recvStage = in.fits() ? null : ReceiveBuffers.empty(WireType.UINT8, new long[] {in.totalBytes()},
+                in.totalBytes());
+        if (sendStage != null) {
+            out = Displacements.packed(sends);
+        }
+        if (recvStage != null) {
+            in = Displacements.packed(got);
+        }
+        headerCollectives.allToAllv(out.buffer(sendStage), out.counts, out.displacements, MPI.BYTE,
+                in.buffer(recvStage), in.counts, in.displacements, MPI.BYTE);
+        if (recvStage != null) {
+            Displacements.unpack(recvStage, got);
+        }
+        Reference.reachabilityFence(sends);
+        Reference.reachabilityFence(got);
     }
 
     /** True when every rank passed the same dtype and shape (the common case). */
@@ -710,7 +774,7 @@ public final class Communicator implements AutoCloseable {
         long[] stacked = new long[h.shape.length + 1];
         stacked[0] = size;
         System.arraycopy(h.shape, 0, stacked, 1, h.shape.length);
-        Tensor all = torch.empty(stacked, h.type.options(), null);
+        Tensor all = ReceiveBuffers.empty(h.type, stacked, h.nbytes * size);
         if (h.nbytes > 0) {
             headerCollectives.allGather(TensorBytes.slice(w, 0, h.nbytes), (int) h.nbytes, MPI.BYTE,
                     TensorBytes.slice(all, 0, h.nbytes * size), (int) h.nbytes, MPI.BYTE);

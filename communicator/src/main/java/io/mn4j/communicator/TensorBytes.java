@@ -38,6 +38,18 @@ final class TensorBytes {
         return p.asByteBuffer().order(ByteOrder.nativeOrder());
     }
 
+    /** A pointer to a native address (for memory that no JavaCPP object describes). */
+    static Pointer at(long address) {
+        return new Address(address);
+    }
+
+    /** JavaCPP lets only subclasses set a pointer's address. */
+    private static final class Address extends Pointer {
+        Address(long address) {
+            this.address = address;
+        }
+    }
+
     /** Copies {@code length} bytes from a direct buffer into a tensor's memory. */
     static void copyIn(Tensor t, ByteBuffer from, long fromOffset, long length) {
         if (length == 0) {

@@ -69,7 +69,7 @@ final class TensorHeader {
     }
 
     Tensor allocate() {
-        return torch.empty(shape, type.options(), null);
+        return ReceiveBuffers.empty(type, shape, nbytes);
     }
 
     boolean matches(Tensor t) {

@@ -79,7 +79,7 @@ public final class CommBenchmark implements Callable<Integer> {
     static final long MAX_ITERS = 100;
     /** Untimed operations before the first size, so that the JIT has compiled the hot paths. */
     static final long PP_GLOBAL_WARMUP = 5000;
-    static final long COLL_GLOBAL_WARMUP = 1000;
+    static final long COLL_GLOBAL_WARMUP = 20000;
 
     /** Which statistic of the repeats is reported. */
     enum Stat { median, min }

@@ -1,0 +1,87 @@
+package io.mn4j.communicator;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.Scalar;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.global.torch;
+import org.junit.jupiter.api.Test;
+
+/** The pool of large receive buffers and the displacements of MPI "v" collectives. */
+class ReceiveBuffersTest {
+    private static final long[] SHAPE = {512, 256}; // 512 KiB of float32: pooled by default
+
+    @Test
+    void aFreedBlockServesTheNextTensorOfItsSize() {
+        long first;
+        try (PointerScope scope = new PointerScope()) {
+            Tensor t = ReceiveBuffers.empty(WireType.FLOAT32, SHAPE, 512 * 256 * 4);
+            first = t.data_ptr().address();
+            assertEquals(0, first % 64, "64-byte aligned");
+            assertArrayEquals(SHAPE, Shapes.of(t));
+            assertTrue(t.is_contiguous());
+            t.fill_(new Scalar(3.0));
+            assertEquals(3.0 * 512 * 256, t.sum().item_double());
+        }
+        assertTrue(ReceiveBuffers.keptBytes() >= 512 * 256 * 4, "the freed block is kept");
+        try (PointerScope scope = new PointerScope()) {
+            Tensor again = ReceiveBuffers.empty(WireType.FLOAT32, SHAPE, 512 * 256 * 4);
+            assertEquals(first, again.data_ptr().address());
+            // Two live tensors of one size get two blocks.
+            Tensor other = ReceiveBuffers.empty(WireType.FLOAT32, SHAPE, 512 * 256 * 4);
+            assertNotEquals(first, other.data_ptr().address());
+        }
+    }
+
+    @Test
+    void keepsNoMoreThanItsCap() {
+        long big = ReceiveBuffers.MAX_KEPT_BYTES / 2 + 4096;
+        try (PointerScope scope = new PointerScope()) {
+            for (int i = 0; i < 3; i++) {
+                ReceiveBuffers.empty(WireType.UINT8, new long[] {big}, big);
+            }
+        }
+        assertTrue(ReceiveBuffers.keptBytes() <= ReceiveBuffers.MAX_KEPT_BYTES, () -> "kept "
+                + ReceiveBuffers.keptBytes());
+    }
+
+    @Test
+    void smallTensorsComeFromLibTorch() {
+        try (PointerScope scope = new PointerScope()) {
+            long kept = ReceiveBuffers.keptBytes();
+            Tensor t = ReceiveBuffers.empty(WireType.FLOAT32, new long[] {16}, 64);
+            t.resize_(new long[] {1 << 20}); // LibTorch's own storage can grow; a pooled one cannot
+            assertEquals(kept, ReceiveBuffers.keptBytes());
+        }
+    }
+
+    @Test
+    void displacementsAreAddressesRelativeToTheLowest() {
+        try (PointerScope scope = new PointerScope()) {
+            Tensor a = torch.arange(new Scalar(10)).to(torch.ScalarType.Byte);
+            Tensor b = torch.arange(new Scalar(5)).to(torch.ScalarType.Byte);
+            Tensor empty = torch.arange(new Scalar(0)).to(torch.ScalarType.Byte);
+            Tensor[] ts = {a, empty, b};
+            Displacements d = Displacements.of(ts);
+            assertTrue(d.fits());
+            assertArrayEquals(new int[] {10, 0, 5}, d.counts);
+            long low = Math.min(a.data_ptr().address(), b.data_ptr().address());
+            assertEquals(a.data_ptr().address() - low, d.displacements[0]);
+            assertEquals(b.data_ptr().address() - low, d.displacements[2]);
+            assertEquals(4, d.buffer(null).get(d.displacements[2] + 4), "the window reads b's memory");
+
+            Tensor flat = Displacements.pack(ts);
+            Displacements p = Displacements.packed(ts);
+            assertArrayEquals(new int[] {0, 10, 10}, p.displacements);
+            assertEquals(15, p.totalBytes());
+            Tensor[] back = {torch.zeros(new long[] {10}).to(torch.ScalarType.Byte), empty,
+                torch.zeros(new long[] {5}).to(torch.ScalarType.Byte)};
+            Displacements.unpack(flat, back);
+            assertTrue(back[0].equal(a) && back[2].equal(b));
+        }
+    }
+}
