@@ -1,7 +1,9 @@
 package io.mn4j.communicator;
 
 import java.util.ArrayDeque;
-import java.util.HashMap;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.bytedeco.javacpp.Pointer;
@@ -22,24 +24,25 @@ import org.bytedeco.pytorch.global.torch;
  * of exactly the right size, kept aside, make a received tensor as cheap as a reused one.
  *
  * <p>Tensors of at least {@link #MIN_BYTES} (256 KiB) are served from here; their memory comes
- * back when LibTorch frees the tensor, from any thread. At most {@link #MAX_KEPT_BYTES} (64 MiB)
- * are kept: memory kept here is memory LibTorch cannot use for anything else, so the cap bounds
- * what the pool adds to a process's peak. Beyond it freed blocks go back to the C heap. Blocks
+ * back when LibTorch frees the tensor, from any thread. At most {@link #MAX_KEPT_BYTES} (32 MiB)
+ * are kept, the most recently freed: memory kept here is memory LibTorch cannot use for anything
+ * else, so the cap bounds what the pool adds to a process's peak (a GCN on 4 ranks, 613 MiB per
+ * rank, peaked 65 MiB higher with a 64 MiB cap). Older blocks go back to the C heap. Blocks
  * are 64-byte aligned, as LibTorch's own. System properties {@code mn4j.recvPool.minBytes} and
  * {@code mn4j.recvPool.maxKeptBytes} (0 turns the pool off) change the limits. The storage of a
  * pooled tensor cannot be resized in place ({@code resize_} to a larger size throws).
  */
 final class ReceiveBuffers {
     static final long MIN_BYTES = Long.getLong("mn4j.recvPool.minBytes", 256L << 10);
-    static final long MAX_KEPT_BYTES = Long.getLong("mn4j.recvPool.maxKeptBytes", 64L << 20);
+    static final long MAX_KEPT_BYTES = Long.getLong("mn4j.recvPool.maxKeptBytes", 32L << 20);
     private static final int ALIGNMENT = 64;
 
     /** A block of C memory: where malloc put it and its usable size (the pool's key). */
     private record Block(long base, long bytes) {
     }
 
-    /** Free blocks by usable size. Guarded by itself. */
-    private static final Map<Long, ArrayDeque<Block>> FREE = new HashMap<>();
+    /** Free blocks, the most recently freed last. Guarded by itself. */
+    private static final ArrayDeque<Block> FREE = new ArrayDeque<>();
     private static long keptBytes;
     /** Blocks lent to live tensors, by the aligned address LibTorch holds. */
     private static final Map<Long, Block> LENT = new ConcurrentHashMap<>();
@@ -100,11 +103,14 @@ final class ReceiveBuffers {
 
     private static Block take(long bytes) {
         synchronized (FREE) {
-            ArrayDeque<Block> q = FREE.get(bytes);
-            Block b = q == null ? null : q.pollLast();
-            if (b != null) {
-                keptBytes -= b.bytes;
-                return b;
+            // At most MAX_KEPT_BYTES / MIN_BYTES blocks: a scan is cheap.
+            for (Iterator<Block> it = FREE.descendingIterator(); it.hasNext();) {
+                Block b = it.next();
+                if (b.bytes == bytes) {
+                    it.remove();
+                    keptBytes -= b.bytes;
+                    return b;
+                }
             }
         }
         Pointer p = Pointer.malloc(bytes + ALIGNMENT);
@@ -115,13 +121,22 @@ final class ReceiveBuffers {
     }
 
     private static void giveBack(Block b) {
+        List<Block> evicted = new ArrayList<>();
         synchronized (FREE) {
-            if (keptBytes + b.bytes <= MAX_KEPT_BYTES) {
-                FREE.computeIfAbsent(b.bytes, k -> new ArrayDeque<>()).addLast(b);
+            if (b.bytes > MAX_KEPT_BYTES) {
+                evicted.add(b);
+            } else {
+                while (keptBytes + b.bytes > MAX_KEPT_BYTES) {
+                    Block oldest = FREE.pollFirst();
+                    keptBytes -= oldest.bytes;
+                    evicted.add(oldest);
+                }
+                FREE.addLast(b);
                 keptBytes += b.bytes;
-                return;
             }
         }
-        Pointer.free(TensorBytes.at(b.base));
+        for (Block e : evicted) {
+            Pointer.free(TensorBytes.at(e.base));
+        }
     }
 }

@@ -38,15 +38,22 @@ class ReceiveBuffersTest {
     }
 
     @Test
-    void keepsNoMoreThanItsCap() {
+    void keepsTheMostRecentlyFreedWithinItsCap() {
         long big = ReceiveBuffers.MAX_KEPT_BYTES / 2 + 4096;
+        long newest;
         try (PointerScope scope = new PointerScope()) {
-            for (int i = 0; i < 3; i++) {
-                ReceiveBuffers.empty(WireType.UINT8, new long[] {big}, big);
-            }
+            Tensor a = ReceiveBuffers.empty(WireType.UINT8, new long[] {big}, big);
+            Tensor b = ReceiveBuffers.empty(WireType.UINT8, new long[] {big + 64}, big + 64);
+            a.close();
+            newest = b.data_ptr().address();
+            b.close(); // both do not fit: a goes back to the C heap, b stays
         }
         assertTrue(ReceiveBuffers.keptBytes() <= ReceiveBuffers.MAX_KEPT_BYTES, () -> "kept "
                 + ReceiveBuffers.keptBytes());
+        try (PointerScope scope = new PointerScope()) {
+            Tensor again = ReceiveBuffers.empty(WireType.UINT8, new long[] {big + 64}, big + 64);
+            assertEquals(newest, again.data_ptr().address());
+        }
     }
 
     @Test
