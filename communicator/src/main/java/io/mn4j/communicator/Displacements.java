@@ -27,15 +27,22 @@ final class Displacements {
 
     /** The tensors in place (contiguous CPU tensors of at most 2 GiB each). */
     static Displacements of(Tensor[] ts) {
-        int n = ts.length;
-        int[] counts = new int[n];
-        long[] addresses = new long[n];
+        int[] counts = new int[ts.length];
+        long[] addresses = new long[ts.length];
+        for (int r = 0; r < ts.length; r++) {
+            counts[r] = (int) ts[r].nbytes();
+            addresses[r] = counts[r] == 0 ? 0 : ts[r].data_ptr().address();
+        }
+        return of(addresses, counts);
+    }
+
+    /** Blocks of {@code counts[r]} bytes at {@code addresses[r]} (ignored where the count is 0). */
+    static Displacements of(long[] addresses, int[] counts) {
+        int n = counts.length;
         long low = Long.MAX_VALUE;
         long high = 0;
         for (int r = 0; r < n; r++) {
-            counts[r] = (int) ts[r].nbytes();
             if (counts[r] > 0) {
-                addresses[r] = ts[r].data_ptr().address();
                 low = Math.min(low, addresses[r]);
                 high = Math.max(high, addresses[r] + counts[r]);
             }

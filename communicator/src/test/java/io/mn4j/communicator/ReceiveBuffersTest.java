@@ -2,6 +2,7 @@ package io.mn4j.communicator;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -80,6 +81,10 @@ class ReceiveBuffersTest {
             assertEquals(a.data_ptr().address() - low, d.displacements[0]);
             assertEquals(b.data_ptr().address() - low, d.displacements[2]);
             assertEquals(4, d.buffer(null).get(d.displacements[2] + 4), "the window reads b's memory");
+
+            // More than int displacements can say: staged through a packed buffer instead.
+            assertFalse(Displacements.of(new long[] {1L << 20, 3L << 30}, new int[] {8, 8}).fits());
+            assertTrue(Displacements.of(new long[] {3L << 30, 1L << 20}, new int[] {8, 0}).fits());
 
             Tensor flat = Displacements.pack(ts);
             Displacements p = Displacements.packed(ts);

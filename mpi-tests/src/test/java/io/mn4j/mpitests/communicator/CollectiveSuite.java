@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch.ScalarType;
@@ -54,6 +55,14 @@ public class CollectiveSuite implements ScenarioSuite {
             new Family("0-d", v -> new long[] {}, false),
             new Family("[v+5, 20] transposed", v -> new long[] {v + 5, 20}, true),
             new Family("[v+7, 30]", v -> new long[] {v + 7, 30}, false));
+
+    /**
+     * Families above the receive pool's threshold (256 KiB of float32), so that results come from
+     * pooled blocks, and alltoall parts of different sizes per destination.
+     */
+    static final List<Family> LARGE_FAMILIES = List.of(
+            new Family("[300+v, 256]", v -> new long[] {300 + v, 256}, false),
+            new Family("[256, 300+v] transposed", v -> new long[] {256, 300 + v}, true));
 
     static final long[][] REDUCE_SHAPES = {{}, {0, 3}, {2, 3}, {40, 30}};
     static final long[][] CHUNK_REDUCE_SHAPES = {{}, {0, 3}, {9, 11}};
@@ -401,6 +410,31 @@ public class CollectiveSuite implements ScenarioSuite {
                 reductions(c, check, REDUCE_SHAPES, true, ""));
         s.put("object collectives", (c, check) -> objects(c, check, ""));
         s.put("bad inputs are reported on every rank", (c, check) -> badInputs(c, check, ""));
+        s.put("large tensors, three rounds (received memory is reused)", (c, check) -> {
+            int me = c.rank();
+            int n = c.size();
+            for (int round = 0; round < 3; round++) {
+                String p = "large, round " + round + ": ";
+                // Hundreds of large temporaries per call: free them now, not when the GC runs.
+                try (PointerScope scope = new PointerScope()) {
+                    gather(c, check, LARGE_FAMILIES, p);
+                    allgather(c, check, LARGE_FAMILIES, p);
+                }
+                try (PointerScope scope = new PointerScope()) {
+                    alltoall(c, check, LARGE_FAMILIES, p);
+                    scatter(c, check, LARGE_FAMILIES, p);
+                }
+                for (ReduceOp op : List.of(ReduceOp.SUM, ReduceOp.MAX)) {
+                    try (PointerScope scope = new PointerScope()) {
+                        int k = round;
+                        Tensor x = Data.small(ScalarType.Float, new long[] {300, 256}, seed(me, k));
+                        Tensor expected = Data.reduce(Data.perRank(n, r -> Data.small(ScalarType.Float,
+                                new long[] {300, 256}, seed(r, k))), op);
+                        check.tensorsClose(p + "allreduce float32[300, 256] " + op, expected, c.allreduce(x, op), 0);
+                    }
+                }
+            }
+        });
         s.put("chunked (16-byte chunks): every collective again", (c, check) -> {
             c.setChunkBytes(16);
             c.barrier();
