@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.bytedeco.javacpp.PointerScope;
@@ -27,6 +28,8 @@ class ReceiveBuffersTest {
             assertTrue(t.is_contiguous());
             t.fill_(new Scalar(3.0));
             assertEquals(3.0 * 512 * 256, t.sum().item_double());
+            // As documented: the pool's memory has a fixed size.
+            assertThrows(RuntimeException.class, () -> t.resize_(new long[] {1024, 256}));
         }
         assertTrue(ReceiveBuffers.keptBytes() >= 512 * 256 * 4, "the freed block is kept");
         try (PointerScope scope = new PointerScope()) {
