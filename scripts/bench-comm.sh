@@ -18,8 +18,9 @@
 # yielding) the collectives; C and Java alternate per operation so that both see similar load.
 # Writes bench-results/comm-raw.csv (impl,op,ranks,bytes,seconds_per_op,bandwidth; one line per
 # round),
-# bench-results/comm.csv (joined, with Java/C ratios) and bench-results/comm-load.txt (uptime
-# before and after every launch), and prints the table.
+# bench-results/comm.csv (joined, with Java/C ratios), bench-results/comm.png (the ratios against
+# the size) and bench-results/comm-load.txt (uptime before and after every launch), and prints the
+# table.
 # Environment: MN4J_JAVA_FLAGS (default -XX:+UseSerialGC), MN4J_MPIRUN_FLAGS (extra mpirun flags),
 # MN4J_CP_PREFIX (class path entries put first, e.g. patched communicator classes to compare).
 set -euo pipefail
@@ -156,5 +157,6 @@ echo
 echo "Time per op is the $stat of $repeats timed repeats (collectives: slowest rank), best of $rounds round(s);"
 echo "bandwidth = per-rank bytes / time."
 echo "Java allgather/alltoall/allreduce/recv allocate their result tensors inside the op (part of the cost)."
-echo "Results: $out/comm.csv (joined), $raw (raw), load log: $load"
+java -cp "$cp" io.mn4j.examples.bench.CommBenchPlot --csv "$out/comm.csv" --png "$out/comm.png"
+echo "Results: $out/comm.csv (joined), $raw (raw), plot: $out/comm.png, load log: $load"
 echo "Load now: $(uptime)"
