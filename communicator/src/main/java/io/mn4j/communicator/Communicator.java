@@ -49,8 +49,6 @@ public final class Communicator implements AutoCloseable {
     private static final long BAD_INPUT = -1;
     /** In an alltoall header: the sender has a part larger than one MPI call carries. */
     private static final long NEEDS_CHUNKS = 1;
-    /** Stands for a buffer MPI does not read (zero bytes). */
-    private static final ByteBuffer EMPTY = ByteBuffer.allocateDirect(0);
 
     private final Intracomm comm;
     private final Intracomm headerCollectives;
@@ -386,7 +384,7 @@ public final class Communicator implements AutoCloseable {
                 counts[r] = (int) headers[r].nbytes;
                 displs[r] = (int) offsets[r];
             }
-            ByteBuffer sendBuf = w.numel() == 0 ? EMPTY : TensorBytes.slice(w, 0, w.nbytes());
+            ByteBuffer sendBuf = w.numel() == 0 ? TensorBytes.EMPTY : TensorBytes.slice(w, 0, w.nbytes());
             headerCollectives.allGatherv(sendBuf, (int) w.nbytes(), MPI.BYTE,
                     TensorBytes.slice(flat, 0, flat.nbytes()), counts, displs, MPI.BYTE);
             List<Tensor> views = new ArrayList<>(size);
@@ -574,7 +572,7 @@ public final class Communicator implements AutoCloseable {
             int len = (int) Math.min(chunk, nbytes - off);
             int count = len / staged.elementSize;
             ByteBuffer in = TensorBytes.slice(direct ? x : work, off, len);
-            ByteBuffer out = receives ? TensorBytes.slice(work, off, len) : EMPTY;
+            ByteBuffer out = receives ? TensorBytes.slice(work, off, len) : TensorBytes.EMPTY;
             if (root < 0) {
                 if (direct) {
                     comm.allReduce(in, out, count, staged.mpiType(), mpiOp);
@@ -736,20 +734,21 @@ public final class Communicator implements AutoCloseable {
      */
     private void allToAllInPlace(Tensor[] sends, Tensor[] got) throws MPIException {
         Displacements out = Displacements.of(sends);
-        Displacements in = Displacements.of(got);
-        Tensor sendStage = out.fits() ? null : Displacements.pack(sends);
-        Tensor recvStage = in.fits() ? null : ReceiveBuffers.empty(WireType.UINT8, new long[] {in.totalBytes()},
-                in.totalBytes());
-        if (sendStage != null) {
+        Tensor sendStage = null;
+        if (!out.fits()) {
             out = Displacements.packed(sends);
+            sendStage = out.pack(sends);
         }
-        if (recvStage != null) {
+        Displacements in = Displacements.of(got);
+        Tensor recvStage = null;
+        if (!in.fits()) {
             in = Displacements.packed(got);
+            recvStage = in.newPackedBuffer();
         }
         headerCollectives.allToAllv(out.buffer(sendStage), out.counts, out.displacements, MPI.BYTE,
                 in.buffer(recvStage), in.counts, in.displacements, MPI.BYTE);
         if (recvStage != null) {
-            Displacements.unpack(recvStage, got);
+            in.unpack(recvStage, got);
         }
         Reference.reachabilityFence(sends);
         Reference.reachabilityFence(got);

@@ -58,7 +58,7 @@ final class Displacements {
         return new Displacements(counts, displacements, low, high - low, fits);
     }
 
-    /** The layout of {@link #pack}: the tensors back to back. */
+    /** The tensors back to back in one buffer (see {@link #pack}, {@link #unpack}). */
     static Displacements packed(Tensor[] ts) {
         int n = ts.length;
         int[] counts = new int[n];
@@ -72,34 +72,29 @@ final class Displacements {
         return new Displacements(counts, displacements, 0, offset, true);
     }
 
-    /** One buffer holding the tensors' bytes back to back. */
-    static Tensor pack(Tensor[] ts) {
-        Displacements d = packed(ts);
-        Tensor flat = ReceiveBuffers.empty(WireType.UINT8, new long[] {d.span}, d.span);
+    /** A new buffer of a {@link #packed} layout's size, its memory uninitialised. */
+    Tensor newPackedBuffer() {
+        return ReceiveBuffers.empty(WireType.UINT8, new long[] {span}, span);
+    }
+
+    /** A new buffer holding the tensors' bytes as this {@link #packed} layout of them says. */
+    Tensor pack(Tensor[] ts) {
+        Tensor flat = newPackedBuffer();
         for (int r = 0; r < ts.length; r++) {
-            copy(ts[r], 0, flat, d.displacements[r], d.counts[r]);
+            copy(ts[r], 0, flat, displacements[r], counts[r]);
         }
         return flat;
     }
 
-    /** Copies the parts of a packed buffer into the tensors. */
-    static void unpack(Tensor flat, Tensor[] ts) {
-        Displacements d = packed(ts);
+    /** Copies the parts of a buffer filled in this {@link #packed} layout into the tensors. */
+    void unpack(Tensor flat, Tensor[] ts) {
         for (int r = 0; r < ts.length; r++) {
-            copy(flat, d.displacements[r], ts[r], 0, d.counts[r]);
+            copy(flat, displacements[r], ts[r], 0, counts[r]);
         }
     }
 
     boolean fits() {
         return fits;
-    }
-
-    long totalBytes() {
-        long total = 0;
-        for (int c : counts) {
-            total += c;
-        }
-        return total;
     }
 
     /** The buffer the displacements refer to: the packed one, or a window over the tensors. */
@@ -108,7 +103,7 @@ final class Displacements {
             return TensorBytes.slice(packedOrNull, 0, span);
         }
         if (span == 0) {
-            return ByteBuffer.allocateDirect(0);
+            return TensorBytes.EMPTY;
         }
         return TensorBytes.at(base).capacity(span).asByteBuffer();
     }

@@ -7,7 +7,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.bytedeco.javacpp.Pointer;
-import org.bytedeco.pytorch.DeviceOptional;
 import org.bytedeco.pytorch.PointerConsumer;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
@@ -47,7 +46,6 @@ final class ReceiveBuffers {
     /** Blocks lent to live tensors, by the aligned address LibTorch holds. */
     private static final Map<Long, Block> LENT = new ConcurrentHashMap<>();
 
-    private static final DeviceOptional NO_DEVICE = permanent(new DeviceOptional());
     private static final PointerConsumer RETURN = permanent(new PointerConsumer() {
         @Override
         public void call(Pointer data) {
@@ -75,8 +73,7 @@ final class ReceiveBuffers {
         long aligned = (b.base + ALIGNMENT - 1) & -ALIGNMENT;
         LENT.put(aligned, b);
         try {
-            return torch.from_blob(TensorBytes.at(aligned), shape, contiguousStrides(shape), RETURN, type.options(),
-                    NO_DEVICE);
+            return torch.from_blob(TensorBytes.at(aligned), shape, RETURN, type.options());
         } catch (RuntimeException e) {
             LENT.remove(aligned);
             giveBack(b);
@@ -89,16 +86,6 @@ final class ReceiveBuffers {
         synchronized (FREE) {
             return keptBytes;
         }
-    }
-
-    private static long[] contiguousStrides(long[] shape) {
-        long[] strides = new long[shape.length];
-        long s = 1;
-        for (int i = shape.length - 1; i >= 0; i--) {
-            strides[i] = s;
-            s *= Math.max(shape[i], 1);
-        }
-        return strides;
     }
 
     private static Block take(long bytes) {

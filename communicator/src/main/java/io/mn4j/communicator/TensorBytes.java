@@ -15,6 +15,9 @@ final class TensorBytes {
     private TensorBytes() {
     }
 
+    /** Stands for a buffer MPI does not read (zero bytes). */
+    static final ByteBuffer EMPTY = ByteBuffer.allocateDirect(0);
+
     /** True if MPI can use the tensor's memory as it is. */
     static boolean isWireReady(Tensor t) {
         return !t.is_cuda() && t.is_contiguous();

@@ -89,13 +89,13 @@ class ReceiveBuffersTest {
             assertFalse(Displacements.of(new long[] {1L << 20, 3L << 30}, new int[] {8, 8}).fits());
             assertTrue(Displacements.of(new long[] {3L << 30, 1L << 20}, new int[] {8, 0}).fits());
 
-            Tensor flat = Displacements.pack(ts);
             Displacements p = Displacements.packed(ts);
+            Tensor flat = p.pack(ts);
             assertArrayEquals(new int[] {0, 10, 10}, p.displacements);
-            assertEquals(15, p.totalBytes());
+            assertEquals(15, flat.nbytes());
             Tensor[] back = {torch.zeros(new long[] {10}).to(torch.ScalarType.Byte), empty,
                 torch.zeros(new long[] {5}).to(torch.ScalarType.Byte)};
-            Displacements.unpack(flat, back);
+            p.unpack(flat, back);
             assertTrue(back[0].equal(a) && back[2].equal(b));
         }
     }
