@@ -44,11 +44,6 @@ import org.bytedeco.pytorch.global.torch;
 public final class Communicator implements AutoCloseable {
     /** Default chunk: the largest multiple of 8 bytes below MPI's int count limit. */
     public static final long DEFAULT_CHUNK_BYTES = (Integer.MAX_VALUE / 8) * 8L;
-    private static final int COLLECTIVE_TAG = 0;
-    /** Header slot 3 marks a rank whose input to a collective was invalid. */
-    private static final long BAD_INPUT = -1;
-    /** In an alltoall header: the sender has a part larger than one MPI call carries. */
-    private static final long NEEDS_CHUNKS = 1;
 
     private final Intracomm comm;
     private final Intracomm headerCollectives;
@@ -279,14 +274,14 @@ public final class Communicator implements AutoCloseable {
             TensorHeader h;
             if (rank == root) {
                 if (x == null) {
-                    badInput(longs, 0, 0);
+                    TensorHeader.writeInvalid(longs, 0, 0);
                 } else {
                     w = TensorBytes.wireReady(x);
                     TensorHeader.of(w).write(longs, 0);
                 }
             }
             headerCollectives.bcast(buf, TensorHeader.BYTES, MPI.BYTE, root);
-            if (longs.get(3) == BAD_INPUT) {
+            if (TensorHeader.isInvalid(longs, 0)) {
                 throw new CommunicationException("bcast: root rank " + root + " passed a null tensor");
             }
             h = TensorHeader.read(longs, 0, "bcast from root " + root);
@@ -337,20 +332,11 @@ public final class Communicator implements AutoCloseable {
         checkRoot("gather", root);
         long t0 = System.nanoTime();
         Tensor w = TensorBytes.wireReady(x);
+        Tensor[] sends = new Tensor[size];
+        sends[root] = w;
         List<Tensor> out = call("gather", () -> {
-            ByteBuffer all = HeaderBuffers.all(rank == root ? size : 1);
-            headerCollectives.gather(headerOf(w), TensorHeader.BYTES, MPI.BYTE, all,
-                    TensorHeader.BYTES, MPI.BYTE, root);
-            Tensor[] sends = new Tensor[size];
-            TensorHeader[] recvs = new TensorHeader[size];
-            sends[root] = w;
-            if (rank == root) {
-                LongBuffer h = all.asLongBuffer();
-                for (int r = 0; r < size; r++) {
-                    recvs[r] = TensorHeader.read(h, r * TensorHeader.LONGS, "gather from rank " + r);
-                }
-            }
-            Tensor[] got = exchange(sends, recvs);
+            Tensor[] got = collective.exchange(sends, only(root), rank == root ? everyone() : nobody(),
+                    0, "gather").tensors();
             return rank == root ? Arrays.asList(got) : List.<Tensor>of();
         });
         stats.record("gather", rank == root ? 0 : w.nbytes(), rank == root ? sumBytes(out) - w.nbytes() : 0, t0);
@@ -361,39 +347,10 @@ public final class Communicator implements AutoCloseable {
     public List<Tensor> allgather(Tensor x) {
         long t0 = System.nanoTime();
         Tensor w = TensorBytes.wireReady(x);
-        List<Tensor> out = call("allgather", () -> {
-            TensorHeader[] headers = allgatherHeaders(w, "allgather");
-            long[] offsets = new long[size + 1];
-            for (int r = 0; r < size; r++) {
-                offsets[r + 1] = offsets[r] + align(headers[r].nbytes);
-            }
-            if (offsets[size] > collective.chunkBytes()) {
-                Tensor[] sends = new Tensor[size];
-                Arrays.fill(sends, w);
-                return Arrays.asList(exchange(sends, headers));
-            }
-            if (uniform(headers)) {
-                return allgatherUniform(w, headers[0]);
-            }
-            // One native allgatherv into one buffer; each rank's tensor is a view of its slot.
-            long flatBytes = Math.max(offsets[size], 1);
-            Tensor flat = ReceiveBuffers.empty(WireType.UINT8, new long[] {flatBytes}, flatBytes);
-            int[] counts = new int[size];
-            int[] displs = new int[size];
-            for (int r = 0; r < size; r++) {
-                counts[r] = (int) headers[r].nbytes;
-                displs[r] = (int) offsets[r];
-            }
-            ByteBuffer sendBuf = w.numel() == 0 ? TensorBytes.EMPTY : TensorBytes.slice(w, 0, w.nbytes());
-            headerCollectives.allGatherv(sendBuf, (int) w.nbytes(), MPI.BYTE,
-                    TensorBytes.slice(flat, 0, flat.nbytes()), counts, displs, MPI.BYTE);
-            List<Tensor> views = new ArrayList<>(size);
-            for (int r = 0; r < size; r++) {
-                views.add(viewOf(flat, offsets[r], headers[r]));
-            }
-            Reference.reachabilityFence(w);
-            return views;
-        });
+        Tensor[] sends = new Tensor[size];
+        Arrays.fill(sends, w);
+        List<Tensor> out = call("allgather",
+                () -> Arrays.asList(collective.exchange(sends, everyone(), everyone(), 0, "allgather").tensors()));
         stats.record("allgather", w.nbytes() * (size - 1), sumBytes(out) - w.nbytes(), t0);
         return out;
     }
@@ -412,54 +369,15 @@ public final class Communicator implements AutoCloseable {
             }
         }
         List<Tensor> out = call("alltoall", () -> {
-            ByteBuffer mine = HeaderBuffers.mine(size);
-            LongBuffer longs = mine.asLongBuffer();
-            boolean chunked = false;
-            for (int r = 0; r < size; r++) {
-                if (valid) {
-                    TensorHeader.of(sends[r]).write(longs, r * TensorHeader.LONGS);
-                    chunked |= sends[r].nbytes() > oneCallLimit();
-                } else {
-                    badInput(longs, r * TensorHeader.LONGS, xs == null ? -1 : xs.size());
-                }
-            }
-            // Every rank tells every rank whether it has a part too large for one MPI call, so
-            // that all take the same path below (each rank sees only the headers addressed to it).
-            for (int r = 0; r < size && chunked; r++) {
-                longs.put(r * TensorHeader.LONGS + 3, NEEDS_CHUNKS);
-            }
-            ByteBuffer theirs = HeaderBuffers.all(size);
-            headerCollectives.allToAll(mine, TensorHeader.BYTES, MPI.BYTE, theirs,
-                    TensorHeader.BYTES, MPI.BYTE);
-            LongBuffer in = theirs.asLongBuffer();
-            List<String> bad = new ArrayList<>();
-            for (int r = 0; r < size; r++) {
-                if (in.get(r * TensorHeader.LONGS + 3) == BAD_INPUT) {
-                    bad.add("rank " + r + " passed " + describeLength(in.get(r * TensorHeader.LONGS + 2)));
-                }
-            }
-            if (!bad.isEmpty()) {
+            Wire.Exchanged got = collective.exchange(valid ? sends : null, everyone(), everyone(),
+                    xs == null ? -1 : xs.size(), "alltoall");
+            if (!got.invalid().isEmpty()) {
+                List<String> bad = new ArrayList<>();
+                got.invalid().forEach((r, n) -> bad.add("rank " + r + " passed " + describeLength(n)));
                 throw new CommunicationException("alltoall: every rank must pass one tensor per rank ("
                         + size + "), but " + String.join(", ", bad));
             }
-            TensorHeader[] recvs = new TensorHeader[size];
-            for (int r = 0; r < size; r++) {
-                recvs[r] = TensorHeader.read(in, r * TensorHeader.LONGS, "alltoall from rank " + r);
-            }
-            Tensor[] got = new Tensor[size];
-            for (int r = 0; r < size; r++) {
-                got[r] = recvs[r].allocate();
-            }
-            boolean anyChunked = false;
-            for (int r = 0; r < size; r++) {
-                anyChunked |= in.get(r * TensorHeader.LONGS + 3) == NEEDS_CHUNKS;
-            }
-            if (anyChunked) {
-                exchange(sends, recvs, got);
-            } else {
-                allToAllInPlace(sends, got);
-            }
-            return Arrays.asList(got);
+            return Arrays.asList(got.tensors());
         });
         long sent = 0;
         for (int r = 0; r < size; r++) {
@@ -484,31 +402,13 @@ public final class Communicator implements AutoCloseable {
             }
         }
         Tensor out = call("scatter", () -> {
-            ByteBuffer all = HeaderBuffers.all(rank == root ? size : 1);
-            if (rank == root) {
-                LongBuffer longs = all.asLongBuffer();
-                for (int r = 0; r < size; r++) {
-                    if (valid) {
-                        TensorHeader.of(sends[r]).write(longs, r * TensorHeader.LONGS);
-                    } else {
-                        badInput(longs, r * TensorHeader.LONGS, xs == null ? -1 : xs.size());
-                    }
-                }
-            }
-            ByteBuffer mine = HeaderBuffers.mine(1);
-            headerCollectives.scatter(all, TensorHeader.BYTES, MPI.BYTE, mine, TensorHeader.BYTES,
-                    MPI.BYTE, root);
-            LongBuffer h = mine.asLongBuffer();
-            if (h.get(3) == BAD_INPUT) {
+            Wire.Exchanged got = collective.exchange(valid ? sends : null,
+                    rank == root ? everyone() : nobody(), only(root), xs == null ? -1 : xs.size(), "scatter");
+            if (!got.invalid().isEmpty()) {
                 throw new CommunicationException("scatter: root rank " + root + " must pass one tensor per rank ("
-                        + size + "), but passed " + describeLength(h.get(2)));
+                        + size + "), but passed " + describeLength(got.invalid().get(root)));
             }
-            TensorHeader[] recvs = new TensorHeader[size];
-            recvs[root] = TensorHeader.read(h, 0, "scatter from root " + root);
-            if (rank != root) {
-                Arrays.fill(sends, null);
-            }
-            return exchange(sends, recvs)[root];
+            return got.tensors()[root];
         });
         stats.record("scatter", rank == root ? sumBytes(Arrays.asList(sends)) - out.nbytes() : 0,
                 rank == root ? 0 : out.nbytes(), t0);
@@ -687,117 +587,7 @@ public final class Communicator implements AutoCloseable {
      * {@code recvs[r]} says what comes from r (null: nothing). Nonblocking, so order does not
      * matter; the tensor this rank sends to itself is copied.
      */
-    private Tensor[] exchange(Tensor[] sends, TensorHeader[] recvs) throws MPIException {
-        Tensor[] got = new Tensor[size];
-        for (int r = 0; r < size; r++) {
-            if (recvs[r] != null) {
-                got[r] = recvs[r].allocate();
-            }
-        }
-        return exchange(sends, recvs, got);
-    }
-
     /** {@link #exchange(Tensor[], TensorHeader[])} into tensors already allocated. */
-    private Tensor[] exchange(Tensor[] sends, TensorHeader[] recvs, Tensor[] got) throws MPIException {
-        List<Request> requests = new ArrayList<>();
-        for (int r = 0; r < size; r++) {
-            if (recvs[r] != null && r != rank) {
-                collective.irecvPayload(got[r], recvs[r].nbytes, r, COLLECTIVE_TAG, requests);
-            }
-        }
-        for (int i = 1; i < size; i++) {
-            int r = (rank + i) % size; // staggered so that ranks do not all hit rank 0 first
-            if (sends[r] != null) {
-                collective.isendPayload(sends[r], sends[r].nbytes(), r, COLLECTIVE_TAG, requests);
-            }
-        }
-        // The own part is copied while the peers read and write: they need nothing more from us.
-        if (recvs[rank] != null) {
-            got[rank].copy_(sends[rank]);
-        }
-        Wire.waitAll(requests);
-        Reference.reachabilityFence(sends);
-        return got;
-    }
-
-    /** The largest message one MPI call carries here: the chunk size, at most MPI's int count. */
-    private long oneCallLimit() {
-        return Math.min(collective.chunkBytes(), Integer.MAX_VALUE);
-    }
-
-    /**
-     * MPI_Alltoallv straight between the tensors' memories. MPI takes one send and one receive
-     * buffer with an int displacement per rank, so the displacements are the tensors' addresses
-     * relative to the lowest of them. Where they lie too far apart for int displacements (rare:
-     * more than 2 GiB), that side is staged through one packed buffer instead; the call itself is
-     * the same on every rank, as MPI requires.
-     */
-    private void allToAllInPlace(Tensor[] sends, Tensor[] got) throws MPIException {
-        Displacements out = Displacements.of(sends);
-        Tensor sendStage = null;
-        if (!out.fits()) {
-            out = Displacements.packed(sends);
-            sendStage = out.pack(sends);
-        }
-        Displacements in = Displacements.of(got);
-        Tensor recvStage = null;
-        if (!in.fits()) {
-            in = Displacements.packed(got);
-            recvStage = in.newPackedBuffer();
-        }
-        headerCollectives.allToAllv(out.buffer(sendStage), out.counts, out.displacements, MPI.BYTE,
-                in.buffer(recvStage), in.counts, in.displacements, MPI.BYTE);
-        if (recvStage != null) {
-            in.unpack(recvStage, got);
-        }
-        Reference.reachabilityFence(sends);
-        Reference.reachabilityFence(got);
-    }
-
-    /** True when every rank passed the same dtype and shape (the common case). */
-    private static boolean uniform(TensorHeader[] headers) {
-        for (TensorHeader h : headers) {
-            if (h.type != headers[0].type || !Arrays.equals(h.shape, headers[0].shape)) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /**
-     * Allgather of equal shapes: one [size, ...shape] tensor of the right dtype and one select per
-     * rank, instead of a byte buffer and three views per rank (every LibTorch object made from
-     * Java is a native allocation, microseconds each).
-     */
-    private List<Tensor> allgatherUniform(Tensor w, TensorHeader h) throws MPIException {
-        long[] stacked = new long[h.shape.length + 1];
-        stacked[0] = size;
-        System.arraycopy(h.shape, 0, stacked, 1, h.shape.length);
-        Tensor all = ReceiveBuffers.empty(h.type, stacked, h.nbytes * size);
-        if (h.nbytes > 0) {
-            headerCollectives.allGather(TensorBytes.slice(w, 0, h.nbytes), (int) h.nbytes, MPI.BYTE,
-                    TensorBytes.slice(all, 0, h.nbytes * size), (int) h.nbytes, MPI.BYTE);
-        }
-        Reference.reachabilityFence(w);
-        List<Tensor> views = new ArrayList<>(size);
-        for (int r = 0; r < size; r++) {
-            views.add(all.select(0, r));
-        }
-        return views;
-    }
-
-    private TensorHeader[] allgatherHeaders(Tensor w, String op) throws MPIException {
-        ByteBuffer all = HeaderBuffers.all(size);
-        headerCollectives.allGather(headerOf(w), TensorHeader.BYTES, MPI.BYTE, all,
-                TensorHeader.BYTES, MPI.BYTE);
-        LongBuffer h = all.asLongBuffer();
-        TensorHeader[] headers = new TensorHeader[size];
-        for (int r = 0; r < size; r++) {
-            headers[r] = TensorHeader.read(h, r * TensorHeader.LONGS, op + " from rank " + r);
-        }
-        return headers;
-    }
-
     /** Every rank must hold the same dtype and shape; if not, every rank throws naming them all. */
     private void agreeOnHeader(String op, TensorHeader mine) throws MPIException {
         long fp = mine.fingerprint();
@@ -818,25 +608,21 @@ public final class Communicator implements AutoCloseable {
                 + String.join(", ", shapes));
     }
 
-    private static Tensor viewOf(Tensor flat, long offset, TensorHeader h) {
-        Tensor bytes = flat.narrow(0, offset, h.nbytes);
-        Tensor typed = h.type == WireType.UINT8 ? bytes : bytes.view(h.type.scalarType);
-        return typed.view(h.shape);
+    /** Exchange masks: every rank, no rank, one rank. */
+    private boolean[] everyone() {
+        boolean[] all = new boolean[size];
+        Arrays.fill(all, true);
+        return all;
     }
 
-    private static long align(long n) {
-        return (n + 63) & ~63L;
+    private boolean[] nobody() {
+        return new boolean[size];
     }
 
-    private static ByteBuffer headerOf(Tensor w) {
-        ByteBuffer buf = HeaderBuffers.mine(1);
-        TensorHeader.of(w).write(buf.asLongBuffer(), 0);
-        return buf;
-    }
-
-    private static void badInput(LongBuffer longs, int at, long length) {
-        longs.put(at + 2, length);
-        longs.put(at + 3, BAD_INPUT);
+    private boolean[] only(int r) {
+        boolean[] one = new boolean[size];
+        one[r] = true;
+        return one;
     }
 
     private static String describeLength(long length) {

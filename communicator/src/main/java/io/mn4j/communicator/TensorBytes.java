@@ -71,4 +71,11 @@ final class TensorBytes {
         BytePointer dst = new BytePointer(to).position(toOffset);
         Pointer.memcpy(dst, t.data_ptr(), length);
     }
+
+    /** Copies all bytes of a wire-ready tensor into one of the same size (no LibTorch dispatch). */
+    static void copy(Tensor from, Tensor to, long length) {
+        if (length > 0) {
+            Pointer.memcpy(to.data_ptr(), from.data_ptr(), length);
+        }
+    }
 }

@@ -14,6 +14,8 @@ final class TensorHeader {
     static final int LONGS = 4 + MAX_DIMS;
     static final int BYTES = LONGS * Long.BYTES;
     private static final long MAGIC = 0x6d6e346a00000000L; // "mn4j"
+    /** Slot 3 of a header row: 0 for a tensor, {@link #INVALID} for a rank with invalid input. */
+    private static final long INVALID = -1;
 
     final WireType type;
     final long[] shape;
@@ -48,6 +50,26 @@ final class TensorHeader {
         for (int i = 0; i < MAX_DIMS; i++) {
             out.put(at + 4 + i, i < shape.length ? shape[i] : 0);
         }
+    }
+
+    /**
+     * Writes, instead of a header, the mark of a rank whose own input was invalid (a list of the
+     * wrong length), so that the peers fail with it rather than wait for a tensor; {@code length}
+     * is the list's length, -1 for none.
+     */
+    static void writeInvalid(LongBuffer out, int at, long length) {
+        out.put(at, 0);
+        out.put(at + 2, length);
+        out.put(at + 3, INVALID);
+    }
+
+    static boolean isInvalid(LongBuffer in, int at) {
+        return in.get(at + 3) == INVALID;
+    }
+
+    /** The list length written by {@link #writeInvalid}. */
+    static long invalidLength(LongBuffer in, int at) {
+        return in.get(at + 2);
     }
 
     static TensorHeader read(LongBuffer in, int at, String context) {

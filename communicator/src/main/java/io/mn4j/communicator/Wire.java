@@ -2,9 +2,12 @@ package io.mn4j.communicator;
 
 import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
+import java.nio.LongBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongConsumer;
 import mpi.Intracomm;
@@ -25,14 +28,21 @@ import org.bytedeco.pytorch.Tensor;
 final class Wire {
     static final int INLINE_BYTES = 1024;
 
+    /** The tag of {@link #exchange}'s messages, on this wire's own communicators. */
+    private static final int EXCHANGE_TAG = 0;
+
     private final Intracomm headerComm;
     private final Intracomm payloadComm;
+    private final int rank;
+    private final int size;
     private volatile long chunkBytes;
     /** The newest outstanding nonblocking receive per (source, tag), to keep payloads in order. */
     private final Map<Long, RecvHandle> lastReceive = new ConcurrentHashMap<>();
 
-    Wire(Intracomm headerComm, Intracomm payloadComm, long chunkBytes) {
+    Wire(Intracomm headerComm, Intracomm payloadComm, long chunkBytes) throws MPIException {
         this.headerComm = headerComm;
+        this.rank = headerComm.getRank();
+        this.size = headerComm.getSize();
         this.payloadComm = payloadComm;
         this.chunkBytes = chunkBytes;
     }
@@ -151,6 +161,103 @@ final class Wire {
     /** Called by a receive once its payload receive is posted: later ones no longer wait on it. */
     void posted(long key, RecvHandle handle) {
         lastReceive.remove(key, handle);
+    }
+
+    /**
+     * What {@link #exchange} received: a tensor from every rank it expected one from (null from a
+     * rank with invalid input), and the list length each rank with invalid input passed (see
+     * {@link TensorHeader#writeInvalid}).
+     */
+    record Exchanged(Tensor[] tensors, SortedMap<Integer, Long> invalid) {
+    }
+
+    /**
+     * One exchange among the ranks of the communicator in which each header travels next to its
+     * payload, not in a header round of its own: this rank sends {@code sends[r]} to every rank
+     * r with {@code to[r]} and receives a tensor from every rank r with {@code from[r]}, its own
+     * part copied. Headers are small and sent eagerly, so each payload receive is posted as soon
+     * as its header is in, while the sender's payload is already on its way; the ranks need not
+     * know the shapes beforehand, and no extra round trip is paid for them.
+     *
+     * <p>{@code sends == null} marks this rank's input as invalid: it sends the invalid mark with
+     * {@code invalidLength} (and no payload) to the ranks in {@code to}. Every announced payload
+     * is still received, so that no message is left behind when the callers throw.
+     */
+    Exchanged exchange(Tensor[] sends, boolean[] to, boolean[] from, long invalidLength, String op)
+            throws MPIException {
+        Tensor[] got = new Tensor[size];
+        SortedMap<Integer, Long> invalid = new TreeMap<>();
+        // MPI copies the own part first in its all-to-all too: done later, the copy would hold up
+        // the peers' transfers, which advance only while this rank is inside MPI.
+        if (sends == null) {
+            invalid.put(rank, invalidLength);
+        } else if (from[rank]) {
+            TensorHeader own = TensorHeader.of(sends[rank]);
+            got[rank] = own.allocate();
+            TensorBytes.copy(sends[rank], got[rank], own.nbytes);
+        }
+        ByteBuffer[] headersIn = new ByteBuffer[size];
+        ByteBuffer[] headersOut = new ByteBuffer[size];
+        Request[] headerReceives = new Request[size];
+        List<Request> requests = new ArrayList<>(4 * size);
+        // Ranks take their peers in staggered order, so that they do not all start with rank 0.
+        for (int i = 1; i < size; i++) {
+            int src = (rank + size - i) % size;
+            if (from[src]) {
+                headersIn[src] = HeaderBuffers.take();
+                headerReceives[src] = headerComm.iRecv(headersIn[src], HeaderBuffers.MESSAGE_BYTES,
+                        MPI.BYTE, src, EXCHANGE_TAG);
+            }
+        }
+        TensorHeader h = null;
+        Tensor described = null;
+        for (int i = 1; i < size; i++) {
+            int dst = (rank + i) % size;
+            if (!to[dst]) {
+                continue;
+            }
+            ByteBuffer buf = headersOut[dst] = HeaderBuffers.take();
+            if (sends == null) {
+                TensorHeader.writeInvalid(buf.asLongBuffer(), 0, invalidLength);
+                requests.add(headerComm.iSend(buf, TensorHeader.BYTES, MPI.BYTE, dst, EXCHANGE_TAG));
+                continue;
+            }
+            // An allgather sends one tensor to everyone: its header is made once.
+            if (sends[dst] != described) {
+                described = sends[dst];
+                h = TensorHeader.of(described);
+            }
+            requests.add(headerComm.iSend(buf, packHeader(h, sends[dst], buf), MPI.BYTE, dst, EXCHANGE_TAG));
+            if (h.nbytes > INLINE_BYTES) {
+                isendPayload(sends[dst], h.nbytes, dst, EXCHANGE_TAG, requests);
+            }
+        }
+        for (int i = 1; i < size; i++) {
+            int src = (rank + size - i) % size;
+            if (!from[src]) {
+                continue;
+            }
+            headerReceives[src].waitFor();
+            LongBuffer longs = headersIn[src].asLongBuffer();
+            if (TensorHeader.isInvalid(longs, 0)) {
+                invalid.put(src, TensorHeader.invalidLength(longs, 0));
+                continue;
+            }
+            TensorHeader theirs = TensorHeader.read(longs, 0, op + " from rank " + src);
+            got[src] = theirs.allocate();
+            if (theirs.nbytes <= INLINE_BYTES) {
+                TensorBytes.copyIn(got[src], headersIn[src], TensorHeader.BYTES, theirs.nbytes);
+            } else {
+                irecvPayload(got[src], theirs.nbytes, src, EXCHANGE_TAG, requests);
+            }
+        }
+        waitAll(requests);
+        for (int r = 0; r < size; r++) {
+            HeaderBuffers.give(headersIn[r]);
+            HeaderBuffers.give(headersOut[r]);
+        }
+        Reference.reachabilityFence(sends);
+        return new Exchanged(got, invalid);
     }
 
     static Status waitAll(List<Request> requests) throws MPIException {

@@ -2,7 +2,6 @@ package io.mn4j.communicator;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -67,36 +66,6 @@ class ReceiveBuffersTest {
             Tensor t = ReceiveBuffers.empty(WireType.FLOAT32, new long[] {16}, 64);
             t.resize_(new long[] {1 << 20}); // LibTorch's own storage can grow; a pooled one cannot
             assertEquals(kept, ReceiveBuffers.keptBytes());
-        }
-    }
-
-    @Test
-    void displacementsAreAddressesRelativeToTheLowest() {
-        try (PointerScope scope = new PointerScope()) {
-            Tensor a = torch.arange(new Scalar(10)).to(torch.ScalarType.Byte);
-            Tensor b = torch.arange(new Scalar(5)).to(torch.ScalarType.Byte);
-            Tensor empty = torch.arange(new Scalar(0)).to(torch.ScalarType.Byte);
-            Tensor[] ts = {a, empty, b};
-            Displacements d = Displacements.of(ts);
-            assertTrue(d.fits());
-            assertArrayEquals(new int[] {10, 0, 5}, d.counts);
-            long low = Math.min(a.data_ptr().address(), b.data_ptr().address());
-            assertEquals(a.data_ptr().address() - low, d.displacements[0]);
-            assertEquals(b.data_ptr().address() - low, d.displacements[2]);
-            assertEquals(4, d.buffer(null).get(d.displacements[2] + 4), "the window reads b's memory");
-
-            // More than int displacements can say: staged through a packed buffer instead.
-            assertFalse(Displacements.of(new long[] {1L << 20, 3L << 30}, new int[] {8, 8}).fits());
-            assertTrue(Displacements.of(new long[] {3L << 30, 1L << 20}, new int[] {8, 0}).fits());
-
-            Displacements p = Displacements.packed(ts);
-            Tensor flat = p.pack(ts);
-            assertArrayEquals(new int[] {0, 10, 10}, p.displacements);
-            assertEquals(15, flat.nbytes());
-            Tensor[] back = {torch.zeros(new long[] {10}).to(torch.ScalarType.Byte), empty,
-                torch.zeros(new long[] {5}).to(torch.ScalarType.Byte)};
-            p.unpack(flat, back);
-            assertTrue(back[0].equal(a) && back[2].equal(b));
         }
     }
 }

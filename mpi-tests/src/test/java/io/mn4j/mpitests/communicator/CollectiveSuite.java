@@ -296,14 +296,23 @@ public class CollectiveSuite implements ScenarioSuite {
 
     /**
      * After a bad input every rank must have thrown, and the communicator must still work: a
-     * correct allreduce right after proves no rank is stuck and no stray message is left.
+     * correct allreduce and alltoall right after prove that no rank is stuck and that no stray
+     * header or payload is left to be matched by the next exchange.
      */
     static void stillWorks(Communicator c, Check check, String after) {
         Tensor x = Data.small(ScalarType.Long, new long[] {3}, c.rank());
         check.tensorsClose("communicator works after " + after,
                 Data.reduce(Data.perRank(c.size(), r -> Data.small(ScalarType.Long, new long[] {3}, r)), ReduceOp.SUM),
                 c.allreduce(x, ReduceOp.SUM), 0);
+        List<Tensor> got = c.alltoall(Data.perRank(c.size(), d -> Data.wide(ScalarType.Float, LARGE_PART, 10L * c.rank() + d)));
+        for (int r = 0; r < c.size(); r++) {
+            check.tensorsClose("alltoall from rank " + r + " after " + after,
+                    Data.wide(ScalarType.Float, LARGE_PART, 10L * r + c.rank()), got.get(r), 0);
+        }
     }
+
+    /** Parts larger than a header's inline payload: they travel as payload messages of their own. */
+    private static final long[] LARGE_PART = {300};
 
     static void badInputs(Communicator c, Check check, String prefix) {
         int me = c.rank();
@@ -313,7 +322,7 @@ public class CollectiveSuite implements ScenarioSuite {
         // alltoall with a list of the wrong length on the last rank only.
         List<Tensor> xs = new ArrayList<>();
         for (int d = 0; d < (me == last ? n + 1 : n); d++) {
-            xs.add(Data.wide(ScalarType.Float, new long[] {2}, d));
+            xs.add(Data.wide(ScalarType.Float, LARGE_PART, d));
         }
         check.throwsWith(prefix + "alltoall with a list of " + (n + 1) + " on rank " + last, () -> c.alltoall(xs),
                 "alltoall", "rank " + last, "list of " + (n + 1), "(" + n + ")");
@@ -390,7 +399,7 @@ public class CollectiveSuite implements ScenarioSuite {
     static List<Tensor> fullList(int count) {
         List<Tensor> out = new ArrayList<>();
         for (int i = 0; i < count; i++) {
-            out.add(Data.wide(ScalarType.Float, new long[] {2}, i));
+            out.add(Data.wide(ScalarType.Float, LARGE_PART, i));
         }
         return out;
     }
