@@ -12,7 +12,7 @@ import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
 import org.junit.jupiter.api.Test;
 
-/** The pool of large receive buffers and the displacements of MPI "v" collectives. */
+/** The pool of large receive buffers. */
 class ReceiveBuffersTest {
     private static final long[] SHAPE = {512, 256}; // 512 KiB of float32: pooled by default
 

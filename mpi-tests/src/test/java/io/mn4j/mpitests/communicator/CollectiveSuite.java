@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicLong;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
@@ -304,12 +305,17 @@ public class CollectiveSuite implements ScenarioSuite {
         check.tensorsClose("communicator works after " + after,
                 Data.reduce(Data.perRank(c.size(), r -> Data.small(ScalarType.Long, new long[] {3}, r)), ReduceOp.SUM),
                 c.allreduce(x, ReduceOp.SUM), 0);
-        List<Tensor> got = c.alltoall(Data.perRank(c.size(), d -> Data.wide(ScalarType.Float, LARGE_PART, 10L * c.rank() + d)));
+        // Values new to every call: a stale payload from an earlier call would show.
+        long call = STILL_WORKS_CALLS.incrementAndGet() * 1000;
+        List<Tensor> got = c.alltoall(Data.perRank(c.size(), d -> Data.wide(ScalarType.Float, LARGE_PART, call + 10L * c.rank() + d)));
         for (int r = 0; r < c.size(); r++) {
             check.tensorsClose("alltoall from rank " + r + " after " + after,
-                    Data.wide(ScalarType.Float, LARGE_PART, 10L * r + c.rank()), got.get(r), 0);
+                    Data.wide(ScalarType.Float, LARGE_PART, call + 10L * r + c.rank()), got.get(r), 0);
         }
     }
+
+    /** Calls of {@link #stillWorks} in this process; every rank makes the same calls. */
+    private static final AtomicLong STILL_WORKS_CALLS = new AtomicLong();
 
     /** Parts larger than a header's inline payload: they travel as payload messages of their own. */
     private static final long[] LARGE_PART = {300};
