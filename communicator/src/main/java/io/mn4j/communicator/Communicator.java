@@ -581,12 +581,6 @@ public final class Communicator implements AutoCloseable {
     // ------------------------------------------------------------------------------------------
     // Internals
 
-    /**
-     * Payload exchange after the headers are known: {@code sends[r]} goes to r (null: nothing),
-     * {@code recvs[r]} says what comes from r (null: nothing). Nonblocking, so order does not
-     * matter; the tensor this rank sends to itself is copied.
-     */
-    /** {@link #exchange(Tensor[], TensorHeader[])} into tensors already allocated. */
     /** Every rank must hold the same dtype and shape; if not, every rank throws naming them all. */
     private void agreeOnHeader(String op, TensorHeader mine) throws MPIException {
         long fp = mine.fingerprint();

@@ -117,11 +117,7 @@ public final class RecvHandle {
         out = h.allocate();
         bytes = h.nbytes;
         payload = new ArrayList<>();
-        if (h.nbytes <= Wire.INLINE_BYTES) {
-            TensorBytes.copyIn(out, header, TensorHeader.BYTES, h.nbytes);
-        } else {
-            wire.irecvPayload(out, h.nbytes, src, tag, payload);
-        }
+        wire.postReceive(h, out, header, src, tag, payload);
         HeaderBuffers.give(header);
         header = null;
         wire.posted(key, this);

@@ -136,15 +136,33 @@ final class Wire {
         }
     }
 
+    /** Posts a tensor's header message (with an inline payload) and, if larger, its payload. */
+    private void postSend(TensorHeader h, Tensor data, ByteBuffer buf, int dst, int tag, List<Request> into)
+            throws MPIException {
+        into.add(headerComm.iSend(buf, packHeader(h, data, buf), MPI.BYTE, dst, tag));
+        if (h.nbytes > INLINE_BYTES) {
+            isendPayload(data, h.nbytes, dst, tag, into);
+        }
+    }
+
+    /**
+     * Once a header message is in: copies its inline payload into {@code out}, or posts the
+     * payload receive.
+     */
+    void postReceive(TensorHeader h, Tensor out, ByteBuffer header, int src, int tag, List<Request> into)
+            throws MPIException {
+        if (h.nbytes <= INLINE_BYTES) {
+            TensorBytes.copyIn(out, header, TensorHeader.BYTES, h.nbytes);
+        } else {
+            irecvPayload(out, h.nbytes, src, tag, into);
+        }
+    }
+
     SendHandle isend(Tensor data, int dst, int tag) throws MPIException {
         TensorHeader h = TensorHeader.of(data);
         ByteBuffer buf = HeaderBuffers.take();
-        int length = packHeader(h, data, buf);
         List<Request> requests = new ArrayList<>();
-        requests.add(headerComm.iSend(buf, length, MPI.BYTE, dst, tag));
-        if (h.nbytes > INLINE_BYTES) {
-            isendPayload(data, h.nbytes, dst, tag, requests);
-        }
+        postSend(h, data, buf, dst, tag, requests);
         return new SendHandle(requests, data, buf, h.nbytes);
     }
 
@@ -187,14 +205,17 @@ final class Wire {
             throws MPIException {
         Tensor[] got = new Tensor[size];
         SortedMap<Integer, Long> invalid = new TreeMap<>();
+        TensorHeader h = null;
+        Tensor described = null;
         // MPI copies the own part first in its all-to-all too: done later, the copy would hold up
         // the peers' transfers, which advance only while this rank is inside MPI.
         if (sends == null) {
             invalid.put(rank, invalidLength);
         } else if (from[rank]) {
-            TensorHeader own = TensorHeader.of(sends[rank]);
-            got[rank] = own.allocate();
-            TensorBytes.copy(sends[rank], got[rank], own.nbytes);
+            described = sends[rank];
+            h = TensorHeader.of(described);
+            got[rank] = h.allocate();
+            TensorBytes.copy(described, got[rank], h.nbytes);
         }
         ByteBuffer[] headersIn = new ByteBuffer[size];
         ByteBuffer[] headersOut = new ByteBuffer[size];
@@ -209,8 +230,6 @@ final class Wire {
                         MPI.BYTE, src, EXCHANGE_TAG);
             }
         }
-        TensorHeader h = null;
-        Tensor described = null;
         for (int i = 1; i < size; i++) {
             int dst = (rank + i) % size;
             if (!to[dst]) {
@@ -227,10 +246,7 @@ final class Wire {
                 described = sends[dst];
                 h = TensorHeader.of(described);
             }
-            requests.add(headerComm.iSend(buf, packHeader(h, sends[dst], buf), MPI.BYTE, dst, EXCHANGE_TAG));
-            if (h.nbytes > INLINE_BYTES) {
-                isendPayload(sends[dst], h.nbytes, dst, EXCHANGE_TAG, requests);
-            }
+            postSend(h, sends[dst], buf, dst, EXCHANGE_TAG, requests);
         }
         for (int i = 1; i < size; i++) {
             int src = (rank + size - i) % size;
@@ -245,11 +261,7 @@ final class Wire {
             }
             TensorHeader theirs = TensorHeader.read(longs, 0, op + " from rank " + src);
             got[src] = theirs.allocate();
-            if (theirs.nbytes <= INLINE_BYTES) {
-                TensorBytes.copyIn(got[src], headersIn[src], TensorHeader.BYTES, theirs.nbytes);
-            } else {
-                irecvPayload(got[src], theirs.nbytes, src, EXCHANGE_TAG, requests);
-            }
+            postReceive(theirs, got[src], headersIn[src], src, EXCHANGE_TAG, requests);
         }
         waitAll(requests);
         for (int r = 0; r < size; r++) {
