@@ -119,7 +119,9 @@ for ((round = 1; round <= rounds; round++)); do
   for np in 2 4; do
     for op in allgather alltoall allreduce; do
       run "$np" c "$op"
-      run "$np" java "$op"
+      # allgather_into / alltoall_into: the same operation into a preallocated tensor, as C does.
+      case $op in allreduce) jops=$op ;; *) jops=$op,${op}_into ;; esac
+      run "$np" java "$jops"
     done
   done
 done
@@ -139,7 +141,7 @@ awk -F, -v csv="$out/comm.csv" '
     printf "%-16s %5s %9s %12s %12s %10s %10s %8s  %s\n", "op", "ranks", "size", "C us", "Java us", "C MB/s", "Java MB/s", "Java/C", "target"
     for (i = 0; i < n; i++) {
       split(order[i], k, ","); op = k[1]; ranks = k[2]; bytes = k[3]
-      cop = op ~ /^pingpong/ ? "pingpong" : op
+      cop = op; sub(/_.*/, "", cop)   # pingpong_into, allgather_into, ...: against the plain C op
       ck = "c," cop "," ranks "," bytes; jk = "java," order[i]
       if (!(ck in sec)) continue
       ratio = bw[jk] / bw[ck]
@@ -156,7 +158,8 @@ echo
 [ ${#quick[@]} -gt 0 ] && [ "$repeats" -gt 3 ] && repeats=3
 echo "Time per op is the $stat of $repeats timed repeats (collectives: slowest rank), best of $rounds round(s);"
 echo "bandwidth = per-rank bytes / time."
-echo "Java allgather/alltoall/allreduce/recv allocate their result tensors inside the op (part of the cost)."
+echo "Java allgather/alltoall/allreduce/recv allocate their result tensors inside the op (part of the cost);"
+echo "allgather_into/alltoall_into/pingpong_into write into a preallocated tensor, as the C program does."
 java -cp "$cp" io.mn4j.examples.bench.CommBenchPlot --csv "$out/comm.csv" --png "$out/comm.png"
 echo "Results: $out/comm.csv (joined), $raw (raw), plot: $out/comm.png, load log: $load"
 echo "Load now: $(uptime)"

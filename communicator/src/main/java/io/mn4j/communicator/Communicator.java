@@ -7,10 +7,13 @@ import java.nio.LongBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
+import java.util.function.Function;
 import java.util.function.BinaryOperator;
 import mpi.Intracomm;
 import mpi.MPI;
 import mpi.MPIException;
+import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.pytorch.Module;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
@@ -302,8 +305,7 @@ public final class Communicator implements AutoCloseable {
         checkRoot("bcast", root);
         long t0 = System.nanoTime();
         call("bcast", () -> {
-            TensorHeader mine = TensorHeader.of(into);
-            agreeOnHeader("bcast", mine);
+            TensorHeader mine = agree("bcast", SAME_EVERYWHERE, Communicator::noProblem, into)[0];
             Tensor w = TensorBytes.wireReady(into);
             bcastPayload(w, mine.nbytes, root);
             if (w != into) {
@@ -352,6 +354,98 @@ public final class Communicator implements AutoCloseable {
                 () -> Arrays.asList(collective.exchange(sends, everyone(), everyone(), 0, "allgather").tensors()));
         stats.record("allgather", w.nbytes() * (size - 1), sumBytes(out) - w.nbytes(), t0);
         return out;
+    }
+
+    /**
+     * Every rank's {@code x} written into {@code out} in rank order, as MPI_Allgather and
+     * torch.distributed's {@code all_gather_into_tensor} do: {@code x} must have the same dtype
+     * and shape on every rank, and {@code out} must hold {@code size() * x.numel()} elements of
+     * that dtype (any shape, e.g. {@code [size, ...x.shape]}); rank r's elements land at
+     * {@code [r * x.numel(), (r + 1) * x.numel())} of {@code out}'s contiguous order. Nothing is
+     * allocated for a contiguous CPU {@code out}; a mismatch on any rank is reported on every
+     * rank.
+     */
+    public void allgatherInto(Tensor x, Tensor out) {
+        long t0 = System.nanoTime();
+        long nbytes = call("allgatherInto", () -> {
+            TensorHeader h = agree("allgatherInto", "x must have the same dtype and shape on every rank and "
+                    + "out must hold " + size + " times x's elements, of x's dtype",
+                    hs -> outProblem(hs[0], hs[1], size * hs[0].numel), x, out)[0];
+            Tensor w = TensorBytes.wireReady(x);
+            Tensor target = TensorBytes.wireReady(out);
+            if (h.nbytes > collective.chunkBytes()) { // beyond MPI's int count: the chunking exchange
+                Tensor[] sends = new Tensor[size];
+                Arrays.fill(sends, w);
+                copyParts(collective.exchange(sends, everyone(), everyone(), 0, "allgatherInto").tensors(), target);
+            } else if (h.nbytes > 0) {
+                int count = (int) h.nbytes;
+                comm.allGather(TensorBytes.slice(w, 0, h.nbytes), count, MPI.BYTE,
+                        TensorBytes.slice(target, 0, size * h.nbytes), count, MPI.BYTE);
+            }
+            finishInto(target, out);
+            Reference.reachabilityFence(w);
+            return h.nbytes;
+        });
+        stats.record("allgather", nbytes * (size - 1), nbytes * (size - 1), t0);
+    }
+
+    /**
+     * {@code x}'s contiguous elements, cut into {@code size()} equal blocks: block j goes to rank
+     * j, which writes the block from rank i as block i of its {@code out} — MPI_Alltoall, and
+     * torch.distributed's {@code all_to_all_single} without split sizes. {@code x} must have the
+     * same dtype and shape on every rank, with a number of elements divisible by {@code size()};
+     * {@code out} must hold as many elements of that dtype. Nothing is allocated for a contiguous
+     * CPU {@code out}; a mismatch on any rank is reported on every rank.
+     */
+    public void alltoallInto(Tensor x, Tensor out) {
+        long t0 = System.nanoTime();
+        long blockBytes = call("alltoallInto", () -> {
+            TensorHeader h = agree("alltoallInto", "x must have the same dtype and shape on every rank, with "
+                    + "a number of elements divisible by " + size + ", and out must hold as many elements of x's dtype",
+                    hs -> hs[0].numel % size != 0 ? "x has " + hs[0].numel + " elements, not divisible into "
+                            + size + " blocks" : outProblem(hs[0], hs[1], hs[0].numel), x, out)[0];
+            long block = h.nbytes / size;
+            Tensor w = TensorBytes.wireReady(x);
+            Tensor target = TensorBytes.wireReady(out);
+            if (block > collective.chunkBytes()) { // beyond MPI's int count: the chunking exchange
+                Tensor[] sends = w.reshape(-1).chunk(size, 0).get();
+                copyParts(collective.exchange(sends, everyone(), everyone(), 0, "alltoallInto").tensors(), target);
+            } else if (block > 0) {
+                comm.allToAll(TensorBytes.slice(w, 0, h.nbytes), (int) block, MPI.BYTE,
+                        TensorBytes.slice(target, 0, h.nbytes), (int) block, MPI.BYTE);
+            }
+            finishInto(target, out);
+            Reference.reachabilityFence(w);
+            return block;
+        });
+        stats.record("alltoall", blockBytes * (size - 1), blockBytes * (size - 1), t0);
+    }
+
+    /** Why {@code out} cannot take {@code numel} elements of {@code x}'s dtype, or null. */
+    private static String outProblem(TensorHeader x, TensorHeader o, long numel) {
+        if (o.type != x.type || o.numel != numel) {
+            return "out is " + o + ", needs " + numel + " elements of " + x.type.label;
+        }
+        return null;
+    }
+
+    /** Writes received parts one after the other into a wire-ready tensor, with memcpy. */
+    private static void copyParts(Tensor[] parts, Tensor target) {
+        long at = 0;
+        for (Tensor p : parts) {
+            long n = p.nbytes();
+            if (n > 0) {
+                Pointer.memcpy(TensorBytes.at(target.data_ptr().address() + at), p.data_ptr(), n);
+            }
+            at += n;
+        }
+    }
+
+    /** Copies a staged result back into the caller's tensor when it could not be used directly. */
+    private static void finishInto(Tensor target, Tensor out) {
+        if (target != out) {
+            out.copy_(target);
+        }
     }
 
     /**
@@ -443,9 +537,8 @@ public final class Communicator implements AutoCloseable {
     }
 
     private Tensor reduceImpl(String name, Tensor x, ReduceOp op, int root) throws MPIException {
-        TensorHeader h = TensorHeader.of(x);
         // Agree first: a rank that rejected its input alone would leave the others in the reduction.
-        agreeOnHeader(name, h);
+        TensorHeader h = agree(name, SAME_EVERYWHERE, Communicator::noProblem, x)[0];
         if (op == ReduceOp.MEAN && !h.type.isFloatingPoint()) {
             throw new CommunicationException(name + ": MEAN needs a floating-point tensor, got " + h);
         }
@@ -581,24 +674,63 @@ public final class Communicator implements AutoCloseable {
     // ------------------------------------------------------------------------------------------
     // Internals
 
-    /** Every rank must hold the same dtype and shape; if not, every rank throws naming them all. */
-    private void agreeOnHeader(String op, TensorHeader mine) throws MPIException {
-        long fp = mine.fingerprint();
-        long[] range = {fp, -fp};
-        headerCollectives.allReduce(range, 2, MPI.LONG, MPI.MAX);
-        if (range[0] == fp && -range[1] == fp) {
-            return;
+    /**
+     * The headers of {@code tensors}, once every rank has found the first one the same as its
+     * own and {@code check} (given the headers) has found no problem on any rank; otherwise every
+     * rank throws, naming {@code rule}, every rank's headers and this rank's problem. A tensor
+     * that cannot travel (null, an unsupported dtype) is such a problem too, so no rank is left
+     * waiting in the collective that would have followed.
+     */
+    private TensorHeader[] agree(String op, String rule, Function<TensorHeader[], String> check,
+            Tensor... tensors) throws MPIException {
+        int k = tensors.length;
+        TensorHeader[] mine = new TensorHeader[k];
+        String problem = null;
+        for (int i = 0; i < k && problem == null; i++) {
+            try {
+                mine[i] = TensorHeader.of(Objects.requireNonNull(tensors[i], "a null tensor"));
+            } catch (CommunicationException | NullPointerException e) {
+                problem = e.getMessage();
+            }
         }
-        ByteBuffer buf = HeaderBuffers.mine(1);
-        mine.write(buf.asLongBuffer(), 0);
-        ByteBuffer all = HeaderBuffers.all(size);
-        headerCollectives.allGather(buf, TensorHeader.BYTES, MPI.BYTE, all, TensorHeader.BYTES, MPI.BYTE);
-        List<String> shapes = new ArrayList<>();
+        if (problem == null) {
+            problem = check.apply(mine);
+        }
+        long fp = mine[0] == null ? 0 : mine[0].fingerprint();
+        long[] range = {fp, -fp, problem == null ? 0 : 1};
+        headerCollectives.allReduce(range, 3, MPI.LONG, MPI.MAX);
+        if (range[0] == fp && -range[1] == fp && range[2] == 0) {
+            return mine;
+        }
+        ByteBuffer buf = HeaderBuffers.mine(k);
+        for (int i = 0; i < k; i++) {
+            if (mine[i] == null) {
+                TensorHeader.writeInvalid(buf.asLongBuffer(), i * TensorHeader.LONGS, 0);
+            } else {
+                mine[i].write(buf.asLongBuffer(), i * TensorHeader.LONGS);
+            }
+        }
+        ByteBuffer all = HeaderBuffers.all(size * k);
+        headerCollectives.allGather(buf, k * TensorHeader.BYTES, MPI.BYTE, all, k * TensorHeader.BYTES, MPI.BYTE);
+        List<String> ranks = new ArrayList<>();
         for (int r = 0; r < size; r++) {
-            shapes.add("rank " + r + ": " + TensorHeader.read(all.asLongBuffer(), r * TensorHeader.LONGS, op));
+            List<String> headers = new ArrayList<>();
+            for (int i = 0; i < k; i++) {
+                int at = (r * k + i) * TensorHeader.LONGS;
+                headers.add(TensorHeader.isInvalid(all.asLongBuffer(), at) ? "(none)"
+                        : TensorHeader.read(all.asLongBuffer(), at, op).toString());
+            }
+            ranks.add("rank " + r + ": " + String.join(" into ", headers));
         }
-        throw new CommunicationException(op + ": every rank must pass the same dtype and shape, got "
-                + String.join(", ", shapes));
+        throw new CommunicationException(op + ": " + rule + ", got " + String.join(", ", ranks)
+                + (problem == null ? "" : " (on rank " + rank + ": " + problem + ")"));
+    }
+
+    /** The rule of the reductions and of bcastInto. */
+    private static final String SAME_EVERYWHERE = "every rank must pass the same dtype and shape";
+
+    private static String noProblem(TensorHeader[] headers) {
+        return null;
     }
 
     /** Exchange masks: every rank, no rank, one rank. */

@@ -49,6 +49,8 @@ import picocli.CommandLine.Option;
  *   <li>{@code allgather}: each rank contributes {@code bytes}; the result is a new buffer.</li>
  *   <li>{@code alltoall}: each rank sends {@code bytes} in total, {@code bytes/P} to each rank;
  *       the results are new tensors.</li>
+ *   <li>{@code allgather_into}, {@code alltoall_into}: the same with {@code allgatherInto} and
+ *       {@code alltoallInto} a preallocated tensor, as the C program receives into one buffer.</li>
  *   <li>{@code allreduce}: {@code allreduce(SUM)} of {@code bytes} of float32; the result is a new
  *       tensor (the input is never modified).</li>
  * </ul>
@@ -84,7 +86,7 @@ public final class CommBenchmark implements Callable<Integer> {
     /** Which statistic of the repeats is reported. */
     enum Stat { median, min }
 
-    @Option(names = "--ops", split = ",", defaultValue = "pingpong,pingpong_into,allgather,alltoall,allreduce",
+    @Option(names = "--ops", split = ",", defaultValue = "pingpong,pingpong_into,allgather,allgather_into,alltoall,alltoall_into,allreduce",
             description = "Operations to run (default: ${DEFAULT-VALUE}).")
     List<String> ops;
 
@@ -160,7 +162,7 @@ public final class CommBenchmark implements Callable<Integer> {
                                 }
                             }
                         }
-                        case "allgather", "alltoall", "allreduce" -> collective(op);
+                        case "allgather", "allgather_into", "alltoall", "alltoall_into", "allreduce" -> collective(op);
                         default -> throw new IllegalArgumentException("unknown op " + op
                                 + " (pingpong, pingpong_into, pingpong_mpijava, allgather, alltoall, allreduce)");
                     }
@@ -340,6 +342,9 @@ public final class CommBenchmark implements Callable<Integer> {
             for (int p = 0; p < size; p++) {
                 parts.add(filled(bytes / size, rank + 1));
             }
+            // The Into variants write into one preallocated tensor, as the C program's receive buffer.
+            Tensor gathered = filled(bytes * size, 0);
+            Tensor exchanged = filled(bytes, 0);
             for (int r = -1; r < repeats; r++) {
                 long n = r < 0 ? warmupFor(iters) + global : iters;
                 global = 0;
@@ -354,6 +359,18 @@ public final class CommBenchmark implements Callable<Integer> {
                                     for (int p = 0; p < size; p++) {
                                         expect(op + " of " + bytes + " B from rank " + p, all.get(p), p + 1);
                                     }
+                                }
+                            }
+                            case "allgather_into" -> {
+                                comm.allgatherInto(x, gathered);
+                                if (r < 0 && i == 0) {
+                                    expectBlocks(op, bytes, gathered, size);
+                                }
+                            }
+                            case "alltoall_into" -> {
+                                comm.alltoallInto(x, exchanged);
+                                if (r < 0 && i == 0) {
+                                    expectBlocks(op, bytes, exchanged, size);
                                 }
                             }
                             case "alltoall" -> {
@@ -380,7 +397,17 @@ public final class CommBenchmark implements Callable<Integer> {
             }
             x.close();
             parts.forEach(Tensor::close);
+            gathered.close();
+            exchanged.close();
             emit(op, bytes, summarize(t));
+        }
+    }
+
+    /** Checks that block p of {@code out} (one of {@code blocks} equal ones) holds rank p's values. */
+    private void expectBlocks(String op, long bytes, Tensor out, int blocks) {
+        long n = out.numel() / blocks;
+        for (int p = 0; p < blocks; p++) {
+            expect(op + " of " + bytes + " B from rank " + p, out.narrow(0, p * n, n), p + 1);
         }
     }
 

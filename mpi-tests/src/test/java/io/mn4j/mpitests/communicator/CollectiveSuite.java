@@ -17,11 +17,13 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorVector;
+import org.bytedeco.pytorch.global.torch;
 import org.bytedeco.pytorch.global.torch.ScalarType;
 
 /**
  * Collectives of the Communicator: bcast, bcastInto, gather, allgather, alltoall and scatter with
- * per-rank shapes, allreduce and reduce with every op, every dtype, 0-d, zero-size, non-contiguous
+ * per-rank shapes, allgatherInto and alltoallInto (into contiguous outputs and views), allreduce and reduce with every op, every dtype, 0-d, zero-size, non-contiguous
  * and large tensors, with every root; the same with 16-byte chunks; object collectives; and bad
  * inputs that every rank must report (no rank left waiting).
  */
@@ -168,6 +170,48 @@ public class CollectiveSuite implements ScenarioSuite {
                             got.get(r), 0);
                 }
             }
+        }
+    }
+
+    /**
+     * An output of {@code n} times {@code shape}'s elements: {@code [n, ...shape]} on even ranks,
+     * a strided 1-d view (staged by the Communicator) on odd ones.
+     */
+    static Tensor intoOut(ScalarType t, int n, long[] shape, int rank) {
+        if (rank % 2 == 1) {
+            return Data.filled(t, n * Data.numel(shape), 2).select(1, 0);
+        }
+        long[] s = new long[shape.length + 1];
+        s[0] = n;
+        System.arraycopy(shape, 0, s, 1, shape.length);
+        return Data.filled(t, s);
+    }
+
+    static Tensor flatCat(List<Tensor> parts) {
+        return torch.cat(new TensorVector(parts.stream().map(p -> p.reshape(-1)).toArray(Tensor[]::new)));
+    }
+
+    /** allgatherInto and alltoallInto: every rank passes the same dtype and shape. */
+    static void intoCollectives(Communicator c, Check check, List<Item> items, String prefix) {
+        int me = c.rank();
+        int n = c.size();
+        for (int k = 0; k < items.size(); k++) {
+            Item it = items.get(k);
+            final int kk = k;
+            Tensor x = it.build(seed(me, k));
+            Tensor gathered = intoOut(it.dtype(), n, it.shape(), me);
+            c.allgatherInto(x, gathered);
+            check.tensorsClose(prefix + "allgatherInto " + it.name() + (me % 2 == 1 ? " (into a view)" : ""),
+                    flatCat(Data.perRank(n, r -> it.build(seed(r, kk)))), gathered.reshape(-1), 0);
+            check.tensorsClose(prefix + "allgatherInto input unchanged " + it.name(), it.build(seed(me, k)), x, 0);
+
+            // Block d of x goes to rank d; x is [n, ...shape], one item per destination.
+            Tensor blocks = torch.stack(new TensorVector(Data.perRank(n, d -> it.build(seed(me, 10 * d + kk)))
+                    .toArray(new Tensor[0])), 0);
+            Tensor exchanged = intoOut(it.dtype(), n, it.shape(), me);
+            c.alltoallInto(blocks, exchanged);
+            check.tensorsClose(prefix + "alltoallInto " + it.name() + (me % 2 == 1 ? " (into a view)" : ""),
+                    flatCat(Data.perRank(n, r -> it.build(seed(r, 10 * me + kk)))), exchanged.reshape(-1), 0);
         }
     }
 
@@ -376,6 +420,37 @@ public class CollectiveSuite implements ScenarioSuite {
             stillWorks(c, check, prefix + "bad bcastInto");
         }
 
+        // allgatherInto and alltoallInto: an out of the wrong size or dtype, inputs that differ.
+        Tensor two = Data.small(ScalarType.Float, new long[] {2}, me);
+        String x2 = "float32[2] into ";
+        Tensor longer = Data.filled(ScalarType.Float, me == last ? 2L * n + 1 : 2L * n);
+        check.throwsWith(prefix + "allgatherInto with an out too long on rank " + last,
+                () -> c.allgatherInto(two, longer), "allgatherInto", "rank 0: " + x2 + "float32[" + (last == 0 ? 2 * n + 1 : 2 * n) + "]",
+                "rank " + last + ": " + x2 + "float32[" + (2 * n + 1) + "]", n + " times");
+        stillWorks(c, check, prefix + "allgatherInto with a wrong out");
+        Tensor doubles = me == 0 ? Data.filled(ScalarType.Double, 2L * n) : Data.filled(ScalarType.Float, 2L * n);
+        check.throwsWith(prefix + "allgatherInto into float64 on rank 0", () -> c.allgatherInto(two, doubles),
+                "allgatherInto", "rank 0: " + x2 + "float64[" + 2 * n + "]");
+        stillWorks(c, check, prefix + "allgatherInto into another dtype");
+        Tensor four = Data.small(ScalarType.Float, new long[] {2L * n}, me);
+        check.throwsWith(prefix + "alltoallInto into null on rank " + last,
+                () -> c.alltoallInto(four, me == last ? null : Data.filled(ScalarType.Float, 2L * n)),
+                "alltoallInto", "rank " + last + ": float32[" + 2 * n + "] into (none)");
+        stillWorks(c, check, prefix + "alltoallInto into null");
+        if (n > 1) {
+            Tensor odd = Data.small(ScalarType.Float, new long[] {n + 1L}, me);
+            check.throwsWith(prefix + "alltoallInto of " + (n + 1) + " elements", () -> c.alltoallInto(odd,
+                    Data.filled(ScalarType.Float, n + 1L)), "alltoallInto", "divisible by " + n,
+                    "not divisible into " + n + " blocks");
+            stillWorks(c, check, prefix + "alltoallInto of an indivisible x");
+            Tensor grows = Data.small(ScalarType.Float, new long[] {me == last ? 3 : 2}, me);
+            Tensor fits = Data.filled(ScalarType.Float, n * (me == last ? 3L : 2L));
+            check.throwsWith(prefix + "allgatherInto with a longer x on rank " + last, () -> c.allgatherInto(grows, fits),
+                    "allgatherInto", "same dtype and shape", "rank 0: " + x2,
+                    "rank " + last + ": float32[3] into float32[" + 3 * n + "]");
+            stillWorks(c, check, prefix + "allgatherInto with per-rank shapes");
+        }
+
         // MEAN of integer tensors.
         for (ScalarType t : new ScalarType[] {ScalarType.Int, ScalarType.Long, ScalarType.Bool, ScalarType.Byte}) {
             Tensor x = Data.small(t, new long[] {2, 3}, me);
@@ -423,6 +498,8 @@ public class CollectiveSuite implements ScenarioSuite {
         s.put("scatter with per-rank shapes from every root", (c, check) -> scatter(c, check, FAMILIES, ""));
         s.put("allreduce and reduce: every op, dtype and root", (c, check) ->
                 reductions(c, check, REDUCE_SHAPES, true, ""));
+        s.put("allgatherInto and alltoallInto of every dtype and shape", (c, check) ->
+                intoCollectives(c, check, items, ""));
         s.put("object collectives", (c, check) -> objects(c, check, ""));
         s.put("bad inputs are reported on every rank", (c, check) -> badInputs(c, check, ""));
         s.put("large tensors, three rounds (received memory is reused)", (c, check) -> {
@@ -461,6 +538,7 @@ public class CollectiveSuite implements ScenarioSuite {
                 allgather(c, check, CHUNK_FAMILIES, p);
                 alltoall(c, check, CHUNK_FAMILIES, p);
                 scatter(c, check, CHUNK_FAMILIES, p);
+                intoCollectives(c, check, chunkItems, p);
                 reductions(c, check, CHUNK_REDUCE_SHAPES, true, p);
                 objects(c, check, p);
                 badInputs(c, check, p);
