@@ -328,32 +328,34 @@ public final class Communicator implements AutoCloseable {
 
     /**
      * Gathers every rank's tensor (shapes may differ) at {@code root}: the root returns the list
-     * in rank order, other ranks return an empty list.
+     * in rank order, other ranks return an empty list. A tensor that cannot be sent is reported
+     * by its rank and by the root.
      */
     public List<Tensor> gather(Tensor x, int root) {
         checkRoot("gather", root);
         long t0 = System.nanoTime();
-        Tensor w = TensorBytes.wireReady(x);
-        Tensor[] sends = new Tensor[size];
-        sends[root] = w;
+        Outgoing mine = Outgoing.one(x, only(root));
         List<Tensor> out = call("gather", () -> {
-            Tensor[] got = collective.exchange(sends, only(root), rank == root ? everyone() : nobody(),
-                    0, "gather").tensors();
-            return rank == root ? Arrays.asList(got) : List.<Tensor>of();
+            Wire.Exchanged got = collective.exchange(mine, only(root), rank == root ? everyone() : nobody(), "gather");
+            throwIfInvalid("gather", "every rank must pass a tensor that can be sent", got, mine);
+            return rank == root ? Arrays.asList(got.tensors()) : List.<Tensor>of();
         });
-        stats.record("gather", rank == root ? 0 : w.nbytes(), rank == root ? sumBytes(out) - w.nbytes() : 0, t0);
+        long own = mine.headers()[root].nbytes;
+        stats.record("gather", rank == root ? 0 : own, rank == root ? sumBytes(out) - own : 0, t0);
         return out;
     }
 
     /** Every rank gets every rank's tensor (shapes may differ), in rank order. */
     public List<Tensor> allgather(Tensor x) {
         long t0 = System.nanoTime();
-        Tensor w = TensorBytes.wireReady(x);
-        Tensor[] sends = new Tensor[size];
-        Arrays.fill(sends, w);
-        List<Tensor> out = call("allgather",
-                () -> Arrays.asList(collective.exchange(sends, everyone(), everyone(), 0, "allgather").tensors()));
-        stats.record("allgather", w.nbytes() * (size - 1), sumBytes(out) - w.nbytes(), t0);
+        Outgoing mine = Outgoing.one(x, everyone());
+        List<Tensor> out = call("allgather", () -> {
+            Wire.Exchanged got = collective.exchange(mine, everyone(), everyone(), "allgather");
+            throwIfInvalid("allgather", "every rank must pass a tensor that can be sent", got, mine);
+            return Arrays.asList(got.tensors());
+        });
+        long own = mine.headers()[rank].nbytes;
+        stats.record("allgather", own * (size - 1), sumBytes(out) - own, t0);
         return out;
     }
 
@@ -375,9 +377,8 @@ public final class Communicator implements AutoCloseable {
             Tensor w = TensorBytes.wireReady(x);
             Tensor target = TensorBytes.wireReady(out);
             if (h.nbytes > collective.chunkBytes()) { // beyond MPI's int count: the chunking exchange
-                Tensor[] sends = new Tensor[size];
-                Arrays.fill(sends, w);
-                copyParts(collective.exchange(sends, everyone(), everyone(), 0, "allgatherInto").tensors(), target);
+                copyParts(collective.exchange(Outgoing.one(w, everyone()), everyone(), everyone(), "allgatherInto")
+                        .tensors(), target);
             } else if (h.nbytes > 0) {
                 int count = (int) h.nbytes;
                 comm.allGather(TensorBytes.slice(w, 0, h.nbytes), count, MPI.BYTE,
@@ -409,8 +410,8 @@ public final class Communicator implements AutoCloseable {
             Tensor w = TensorBytes.wireReady(x);
             Tensor target = TensorBytes.wireReady(out);
             if (block > collective.chunkBytes()) { // beyond MPI's int count: the chunking exchange
-                Tensor[] sends = w.reshape(-1).chunk(size, 0).get();
-                copyParts(collective.exchange(sends, everyone(), everyone(), 0, "alltoallInto").tensors(), target);
+                Outgoing blocks = Outgoing.perRank(Arrays.asList(w.reshape(-1).chunk(size, 0).get()), size);
+                copyParts(collective.exchange(blocks, everyone(), everyone(), "alltoallInto").tensors(), target);
             } else if (block > 0) {
                 comm.allToAll(TensorBytes.slice(w, 0, h.nbytes), (int) block, MPI.BYTE,
                         TensorBytes.slice(target, 0, h.nbytes), (int) block, MPI.BYTE);
@@ -455,29 +456,14 @@ public final class Communicator implements AutoCloseable {
      */
     public List<Tensor> alltoall(List<Tensor> xs) {
         long t0 = System.nanoTime();
-        boolean valid = xs != null && xs.size() == size;
-        Tensor[] sends = new Tensor[size];
-        if (valid) {
-            for (int r = 0; r < size; r++) {
-                sends[r] = TensorBytes.wireReady(xs.get(r));
-            }
-        }
+        Outgoing mine = Outgoing.perRank(xs, size);
         List<Tensor> out = call("alltoall", () -> {
-            Wire.Exchanged got = collective.exchange(valid ? sends : null, everyone(), everyone(),
-                    xs == null ? -1 : xs.size(), "alltoall");
-            if (!got.invalid().isEmpty()) {
-                List<String> bad = new ArrayList<>();
-                got.invalid().forEach((r, n) -> bad.add("rank " + r + " passed " + describeLength(n)));
-                throw new CommunicationException("alltoall: every rank must pass one tensor per rank ("
-                        + size + "), but " + String.join(", ", bad));
-            }
+            Wire.Exchanged got = collective.exchange(mine, everyone(), everyone(), "alltoall");
+            throwIfInvalid("alltoall", "every rank must pass one tensor per rank (" + size + "), each one that can be sent",
+                    got, mine);
             return Arrays.asList(got.tensors());
         });
-        long sent = 0;
-        for (int r = 0; r < size; r++) {
-            sent += r == rank ? 0 : sends[r].nbytes();
-        }
-        stats.record("alltoall", sent, sumBytes(out) - out.get(rank).nbytes(), t0);
+        stats.record("alltoall", mine.bytesToPeers(rank), sumBytes(out) - out.get(rank).nbytes(), t0);
         return out;
     }
 
@@ -488,24 +474,14 @@ public final class Communicator implements AutoCloseable {
     public Tensor scatter(List<Tensor> xs, int root) {
         checkRoot("scatter", root);
         long t0 = System.nanoTime();
-        boolean valid = rank != root || (xs != null && xs.size() == size);
-        Tensor[] sends = new Tensor[size];
-        if (rank == root && valid) {
-            for (int r = 0; r < size; r++) {
-                sends[r] = TensorBytes.wireReady(xs.get(r));
-            }
-        }
+        Outgoing mine = rank == root ? Outgoing.perRank(xs, size) : Outgoing.nothing(size);
         Tensor out = call("scatter", () -> {
-            Wire.Exchanged got = collective.exchange(valid ? sends : null,
-                    rank == root ? everyone() : nobody(), only(root), xs == null ? -1 : xs.size(), "scatter");
-            if (!got.invalid().isEmpty()) {
-                throw new CommunicationException("scatter: root rank " + root + " must pass one tensor per rank ("
-                        + size + "), but passed " + describeLength(got.invalid().get(root)));
-            }
+            Wire.Exchanged got = collective.exchange(mine, rank == root ? everyone() : nobody(), only(root), "scatter");
+            throwIfInvalid("scatter", "root rank " + root + " must pass one tensor per rank (" + size
+                    + "), each one that can be sent", got, mine);
             return got.tensors()[root];
         });
-        stats.record("scatter", rank == root ? sumBytes(Arrays.asList(sends)) - out.nbytes() : 0,
-                rank == root ? 0 : out.nbytes(), t0);
+        stats.record("scatter", rank == root ? mine.bytesToPeers(rank) : 0, rank == root ? 0 : out.nbytes(), t0);
         return out;
     }
 
@@ -751,8 +727,18 @@ public final class Communicator implements AutoCloseable {
         return one;
     }
 
-    private static String describeLength(long length) {
-        return length < 0 ? "no list (null)" : "a list of " + length;
+    /**
+     * After an exchange, throws on every rank that heard of an invalid input (its own or a
+     * peer's), naming the ranks, what they passed, and this rank's own problem.
+     */
+    private void throwIfInvalid(String op, String rule, Wire.Exchanged got, Outgoing mine) {
+        if (got.invalid().isEmpty()) {
+            return;
+        }
+        List<String> bad = new ArrayList<>();
+        got.invalid().forEach((r, code) -> bad.add("rank " + r + " passed " + Outgoing.describe(code)));
+        throw new CommunicationException(op + ": " + rule + ", but " + String.join(", ", bad)
+                + (mine.problem() == null ? "" : " (on rank " + rank + ": " + mine.problem() + ")"));
     }
 
     private static long sumBytes(List<Tensor> ts) {

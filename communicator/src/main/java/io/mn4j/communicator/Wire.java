@@ -183,8 +183,8 @@ final class Wire {
 
     /**
      * What {@link #exchange} received: a tensor from every rank it expected one from (null from a
-     * rank with invalid input), and the list length each rank with invalid input passed (see
-     * {@link TensorHeader#writeInvalid}).
+     * rank with invalid input), and the invalid code of each rank with invalid input, this one
+     * included ({@link Outgoing#describe}).
      */
     record Exchanged(Tensor[] tensors, SortedMap<Integer, Long> invalid) {
     }
@@ -197,25 +197,21 @@ final class Wire {
      * as its header is in, while the sender's payload is already on its way; the ranks need not
      * know the shapes beforehand, and no extra round trip is paid for them.
      *
-     * <p>{@code sends == null} marks this rank's input as invalid: it sends the invalid mark with
-     * {@code invalidLength} (and no payload) to the ranks in {@code to}. Every announced payload
-     * is still received, so that no message is left behind when the callers throw.
+     * <p>Invalid {@code sends} are announced, with their code and no payload, to the ranks in
+     * {@code to}. Every announced payload is still received, so that no message is left behind
+     * when the callers throw.
      */
-    Exchanged exchange(Tensor[] sends, boolean[] to, boolean[] from, long invalidLength, String op)
-            throws MPIException {
+    Exchanged exchange(Outgoing sends, boolean[] to, boolean[] from, String op) throws MPIException {
         Tensor[] got = new Tensor[size];
         SortedMap<Integer, Long> invalid = new TreeMap<>();
-        TensorHeader h = null;
-        Tensor described = null;
         // MPI copies the own part first in its all-to-all too: done later, the copy would hold up
         // the peers' transfers, which advance only while this rank is inside MPI.
-        if (sends == null) {
-            invalid.put(rank, invalidLength);
+        if (!sends.valid()) {
+            invalid.put(rank, sends.invalidCode());
         } else if (from[rank]) {
-            described = sends[rank];
-            h = TensorHeader.of(described);
+            TensorHeader h = sends.headers()[rank];
             got[rank] = h.allocate();
-            TensorBytes.copy(described, got[rank], h.nbytes);
+            TensorBytes.copy(sends.tensors()[rank], got[rank], h.nbytes);
         }
         ByteBuffer[] headersIn = new ByteBuffer[size];
         ByteBuffer[] headersOut = new ByteBuffer[size];
@@ -236,17 +232,12 @@ final class Wire {
                 continue;
             }
             ByteBuffer buf = headersOut[dst] = HeaderBuffers.take();
-            if (sends == null) {
-                TensorHeader.writeInvalid(buf.asLongBuffer(), 0, invalidLength);
+            if (!sends.valid()) {
+                TensorHeader.writeInvalid(buf.asLongBuffer(), 0, sends.invalidCode());
                 requests.add(headerComm.iSend(buf, TensorHeader.BYTES, MPI.BYTE, dst, EXCHANGE_TAG));
                 continue;
             }
-            // An allgather sends one tensor to everyone: its header is made once.
-            if (sends[dst] != described) {
-                described = sends[dst];
-                h = TensorHeader.of(described);
-            }
-            postSend(h, sends[dst], buf, dst, EXCHANGE_TAG, requests);
+            postSend(sends.headers()[dst], sends.tensors()[dst], buf, dst, EXCHANGE_TAG, requests);
         }
         for (int i = 1; i < size; i++) {
             int src = (rank + size - i) % size;

@@ -388,6 +388,37 @@ public class CollectiveSuite implements ScenarioSuite {
                 "scatter", "root rank " + root, "list of " + (n + 2), "(" + n + ")");
         stillWorks(c, check, prefix + "bad scatter");
 
+        // A tensor that cannot be sent (null, complex64) on one rank of an exchange: the ranks
+        // that expect something from it throw with it, and no rank waits.
+        String cannot = "rank " + last + " passed a tensor that cannot be sent";
+        Tensor complexOnLast = me == last ? Data.empty(ScalarType.ComplexFloat, 2) : Data.wide(ScalarType.Float, LARGE_PART, me);
+        check.throwsWith(prefix + "allgather of complex64 on rank " + last, () -> c.allgather(complexOnLast),
+                "allgather", cannot);
+        stillWorks(c, check, prefix + "allgather of complex64 on one rank");
+        Tensor nullOnLast = me == last ? null : Data.wide(ScalarType.Float, LARGE_PART, me);
+        if (me == 0 || me == last) {
+            check.throwsWith(prefix + "gather at root 0 of null on rank " + last, () -> c.gather(nullOnLast, 0),
+                    "gather", cannot);
+        } else {
+            check.equal(prefix + "gather at root 0 of null on rank " + last + ": nothing to report off the root",
+                    0, c.gather(nullOnLast, 0).size());
+        }
+        stillWorks(c, check, prefix + "gather of null on one rank");
+        List<Tensor> withNull = new ArrayList<>(fullList(n));
+        if (me == last) {
+            withNull.set(0, null);
+        }
+        // The rank that passed it also says which tensor.
+        check.throwsWith(prefix + "alltoall with a null tensor for rank 0 on rank " + last, () -> c.alltoall(withNull),
+                "alltoall", cannot, me == last ? "the tensor for rank 0: a null tensor" : "");
+        stillWorks(c, check, prefix + "alltoall with a null tensor");
+        List<Tensor> complexAtRoot = new ArrayList<>(fullList(n));
+        complexAtRoot.set(last, Data.empty(ScalarType.ComplexFloat, 3));
+        check.throwsWith(prefix + "scatter of a complex64 tensor from root " + root,
+                () -> c.scatter(me == root ? complexAtRoot : null, root), "scatter", "root rank " + root,
+                "rank " + root + " passed a tensor that cannot be sent");
+        stillWorks(c, check, prefix + "scatter of complex64");
+
         // allreduce and reduce with different shapes, then different dtypes, on different ranks.
         if (n > 1) {
             Tensor x = Data.small(ScalarType.Float, new long[] {me + 1, 2}, me);
@@ -414,6 +445,15 @@ public class CollectiveSuite implements ScenarioSuite {
                     () -> c.allreduce(Data.small(u, new long[] {2}, me), ReduceOp.MEAN),
                     "allreduce", "rank 0: float32[2]", "rank " + last + ": int32[2]");
             stillWorks(c, check, prefix + "MEAN with one int rank");
+            // A tensor that cannot travel on one rank (a dtype mn4j does not carry, or null):
+            // that rank must not throw alone either.
+            Tensor complex = me == last ? Data.empty(ScalarType.ComplexFloat, 2) : Data.small(ScalarType.Float, new long[] {2}, me);
+            check.throwsWith(prefix + "allreduce of complex64 on rank " + last, () -> c.allreduce(complex, ReduceOp.SUM),
+                    "allreduce", "rank 0: float32[2]", "rank " + last + ": (none)");
+            stillWorks(c, check, prefix + "allreduce of complex64 on one rank");
+            check.throwsWith(prefix + "allreduce of null on rank 0", () -> c.allreduce(me == 0 ? null : complex, ReduceOp.MAX),
+                    "allreduce", "rank 0: (none)");
+            stillWorks(c, check, prefix + "allreduce of null on one rank");
             Tensor into = Data.filled(ScalarType.Int, me == 0 ? new long[] {3} : new long[] {4});
             check.throwsWith(prefix + "bcastInto with different shapes", () -> c.bcastInto(into, 0),
                     "bcast", "rank 0: int32[3]", "rank " + last + ": int32[4]");
