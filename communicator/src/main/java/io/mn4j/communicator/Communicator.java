@@ -274,20 +274,24 @@ public final class Communicator implements AutoCloseable {
             ByteBuffer buf = HeaderBuffers.mine(1);
             LongBuffer longs = buf.asLongBuffer();
             Tensor w = null;
-            TensorHeader h;
+            String problem = null;
             if (rank == root) {
-                if (x == null) {
-                    TensorHeader.writeInvalid(longs, 0, 0);
-                } else {
+                try {
+                    Outgoing.headerOf(x).write(longs, 0);
                     w = TensorBytes.wireReady(x);
-                    TensorHeader.of(w).write(longs, 0);
+                } catch (CommunicationException e) {
+                    // The others are about to wait for this header: they get the mark instead.
+                    TensorHeader.writeInvalid(longs, 0, Outgoing.UNSENDABLE);
+                    problem = e.getMessage();
                 }
             }
             headerCollectives.bcast(buf, TensorHeader.BYTES, MPI.BYTE, root);
             if (TensorHeader.isInvalid(longs, 0)) {
-                throw new CommunicationException("bcast: root rank " + root + " passed a null tensor");
+                throw new CommunicationException("bcast: root rank " + root + " passed "
+                        + Outgoing.describe(TensorHeader.invalidLength(longs, 0))
+                        + (problem == null ? "" : " (" + problem + ")"));
             }
-            h = TensorHeader.read(longs, 0, "bcast from root " + root);
+            TensorHeader h = TensorHeader.read(longs, 0, "bcast from root " + root);
             Tensor result = rank == root ? w : h.allocate();
             bcastPayload(result, h.nbytes, root);
             Reference.reachabilityFence(w);

@@ -91,7 +91,7 @@ record Outgoing(Tensor[] tensors, TensorHeader[] headers, long invalidCode, Stri
     }
 
     /** The header of a tensor that can be sent; otherwise a CommunicationException saying why. */
-    private static TensorHeader headerOf(Tensor t) {
+    static TensorHeader headerOf(Tensor t) {
         if (t == null) {
             throw new CommunicationException("a null tensor");
         }

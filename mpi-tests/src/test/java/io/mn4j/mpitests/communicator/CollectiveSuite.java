@@ -514,6 +514,9 @@ public class CollectiveSuite implements ScenarioSuite {
         }
         // A null tensor at the bcast root: every rank hears of it.
         check.throwsWith(prefix + "bcast of null at the root", () -> c.bcast(null, 0), "bcast", "root rank 0", "null");
+        check.throwsWith(prefix + "bcast of complex64 at root " + last,
+                () -> c.bcast(me == last ? Data.empty(ScalarType.ComplexFloat, 2) : null, last), "bcast",
+                "root rank " + last, "cannot be sent", me == last ? "cannot be communicated" : "");
         stillWorks(c, check, prefix + "bad roots");
     }
 
