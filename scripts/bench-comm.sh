@@ -13,6 +13,7 @@
 #   --repeats    timed repeats per size (default 21)
 #   --rounds     run the whole C/Java alternation K times (default 2) and keep, per row, the
 #                fastest round: the load of a shared machine drifts between launches
+#   --join-only  measure nothing: join bench-results/comm-raw.csv again (table, CSV, plot)
 #
 # Runs, for 2 ranks (one per core) ping-pong and the collectives, for 4 ranks (oversubscribed,
 # yielding) the collectives; C and Java alternate per operation so that both see similar load.
@@ -27,9 +28,10 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-quick=() build=1 stat=min repeats=21 rounds=
+quick=() build=1 stat=min repeats=21 rounds= join_only=0
 while [ $# -gt 0 ]; do
   case "$1" in
+    --join-only) join_only=1 build=0; shift ;;
     --quick) quick=(--quick); shift ;;
     --no-build) build=0; shift ;;
     --stat) stat=$2; shift 2 ;;
@@ -66,97 +68,114 @@ for m in "${modules[@]}"; do cp+="$root/$m/target/classes:"; done
 cp+="$root/examples/target/lib/*"
 [ -n "${MN4J_CP_PREFIX:-}" ] && cp="$MN4J_CP_PREFIX:$cp"
 
-echo "== compiling bench/c/commbench.c"
-mpicc -O2 -Wall -o "$work/commbench" bench/c/commbench.c
-
-if [ "$(id -u)" = 0 ]; then
-  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-fi
-# The same malloc settings as scripts/mn4j-run (see there), for C and Java alike.
-export GLIBC_TUNABLES=${GLIBC_TUNABLES-$(sed -n 's/^export GLIBC_TUNABLES=\${GLIBC_TUNABLES-\(.*\)}$/\1/p' scripts/mn4j-run)}
-# JavaCPP reads /proc/self/statm for every native object it registers while maxPhysicalBytes > 0
-# (~1.7 us per received tensor here). The Java rows run without that accounting; the row
-# pingpong_jcpp_default repeats the ping-pong with JavaCPP's default, what a program gets by default.
-java_flags=${MN4J_JAVA_FLAGS:--XX:+UseSerialGC -Dorg.bytedeco.javacpp.maxPhysicalBytes=0}
-default_accounting_flags=${MN4J_JAVA_FLAGS:--XX:+UseSerialGC}
-main=io.mn4j.examples.bench.CommBenchmark
-
-# JavaCPP unpacks LibTorch into ~/.javacpp/cache on first load: one JVM first, before the ranks.
-echo "== loading LibTorch once"
-java -cp "$cp" $java_flags "$main" --load-only
-
 raw=$out/comm-raw.csv
 load=$out/comm-load.txt
-: > "$work/lines.csv"
-{ echo "# $(date -Is) $(uname -n) nproc=$(nproc) OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} stat=$stat repeats=$repeats ${quick[*]}"; } > "$load"
+if [ "$join_only" = 0 ]; then
+  echo "== compiling bench/c/commbench.c"
+  mpicc -O2 -Wall -o "$work/commbench" bench/c/commbench.c
 
-run() { # run NP IMPL OPS [JAVA_FLAGS]
-  local np=$1 impl=$2 ops=$3 jflags=${4:-$java_flags} flags
-  if [ "$np" -le "$(nproc)" ]; then
-    flags=(--bind-to core --map-by core)
-  else
-    flags=(--oversubscribe --bind-to none --mca mpi_yield_when_idle 1)
+  if [ "$(id -u)" = 0 ]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   fi
-  echo "== $impl, $np ranks: $ops   (load: $(cut -d' ' -f1-3 /proc/loadavg))"
-  echo "before $impl np=$np $ops: $(uptime)" >> "$load"
-  if [ "$impl" = c ]; then
-    mpirun -np "$np" "${flags[@]}" ${MN4J_MPIRUN_FLAGS:-} \
-      "$work/commbench" --ops "$ops" --stat "$stat" --repeats "$repeats" "${quick[@]}" --out "$work/lines.csv"
-  else
-    mpirun -np "$np" "${flags[@]}" ${MN4J_MPIRUN_FLAGS:-} \
-      java -cp "$cp" $jflags "$main" --ops "$ops" --stat "$stat" --repeats "$repeats" "${quick[@]}" --out "$work/lines.csv"
-  fi
-  echo "after  $impl np=$np $ops: $(uptime)" >> "$load"
-}
+  # The same malloc settings as scripts/mn4j-run (see there), for C and Java alike.
+  export GLIBC_TUNABLES=${GLIBC_TUNABLES-$(sed -n 's/^export GLIBC_TUNABLES=\${GLIBC_TUNABLES-\(.*\)}$/\1/p' scripts/mn4j-run)}
+  # JavaCPP reads /proc/self/statm for every native object it registers while maxPhysicalBytes > 0
+  # (~1.7 us per received tensor here). The Java rows run without that accounting; the row
+  # pingpong_jcpp_default repeats the ping-pong with JavaCPP's default, what a program gets by default.
+  java_flags=${MN4J_JAVA_FLAGS:--XX:+UseSerialGC -Dorg.bytedeco.javacpp.maxPhysicalBytes=0}
+  default_accounting_flags=${MN4J_JAVA_FLAGS:--XX:+UseSerialGC}
+  main=io.mn4j.examples.bench.CommBenchmark
 
-for ((round = 1; round <= rounds; round++)); do
-  echo "== round $round of $rounds" | tee -a "$load"
-  run 2 c pingpong
-  run 2 java pingpong,pingpong_into,pingpong_mpijava
-  mark=$(wc -l < "$work/lines.csv")
-  run 2 java pingpong "$default_accounting_flags"
-  sed -i "$((mark + 1)),\$ s/^java,pingpong,/java,pingpong_jcpp_default,/" "$work/lines.csv"
-  for np in 2 4; do
-    for op in allgather alltoall allreduce; do
-      run "$np" c "$op"
-      # allgather_into / alltoall_into: the same operation into a preallocated tensor, as C does.
-      case $op in allreduce) jops=$op ;; *) jops=$op,${op}_into ;; esac
-      run "$np" java "$jops"
+  # JavaCPP unpacks LibTorch into ~/.javacpp/cache on first load: one JVM first, before the ranks.
+  echo "== loading LibTorch once"
+  java -cp "$cp" $java_flags "$main" --load-only
+
+  : > "$work/lines.csv"
+  { echo "# $(date -Is) $(uname -n) nproc=$(nproc) OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} stat=$stat repeats=$repeats ${quick[*]}"; } > "$load"
+
+  run() { # run NP IMPL OPS [JAVA_FLAGS]
+    local np=$1 impl=$2 ops=$3 jflags=${4:-$java_flags} flags
+    if [ "$np" -le "$(nproc)" ]; then
+      flags=(--bind-to core --map-by core)
+    else
+      flags=(--oversubscribe --bind-to none --mca mpi_yield_when_idle 1)
+    fi
+    echo "== $impl, $np ranks: $ops   (load: $(cut -d' ' -f1-3 /proc/loadavg))"
+    echo "before $impl np=$np $ops: $(uptime)" >> "$load"
+    if [ "$impl" = c ]; then
+      mpirun -np "$np" "${flags[@]}" ${MN4J_MPIRUN_FLAGS:-} \
+        "$work/commbench" --ops "$ops" --stat "$stat" --repeats "$repeats" "${quick[@]}" --out "$work/lines.csv"
+    else
+      mpirun -np "$np" "${flags[@]}" ${MN4J_MPIRUN_FLAGS:-} \
+        java -cp "$cp" $jflags "$main" --ops "$ops" --stat "$stat" --repeats "$repeats" "${quick[@]}" --out "$work/lines.csv"
+    fi
+    echo "after  $impl np=$np $ops: $(uptime)" >> "$load"
+  }
+
+  for ((round = 1; round <= rounds; round++)); do
+    echo "== round $round of $rounds" | tee -a "$load"
+    run 2 c pingpong
+    run 2 java pingpong,pingpong_into,pingpong_mpijava
+    mark=$(wc -l < "$work/lines.csv")
+    run 2 java pingpong "$default_accounting_flags"
+    sed -i "$((mark + 1)),\$ s/^java,pingpong,/java,pingpong_jcpp_default,/" "$work/lines.csv"
+    for np in 2 4; do
+      for op in allgather alltoall allreduce; do
+        run "$np" c "$op"
+        # allgather_into / alltoall_into: the same operation into a preallocated tensor, as C does.
+        case $op in allreduce) jops=$op ;; *) jops=$op,${op}_into ;; esac
+        run "$np" java "$jops"
+      done
     done
   done
-done
 
-{ echo "impl,op,ranks,bytes,seconds_per_op,bandwidth"; cat "$work/lines.csv"; } > "$raw"
+  { echo "impl,op,ranks,bytes,seconds_per_op,bandwidth"; cat "$work/lines.csv"; } > "$raw"
+else
+  [ -f "$raw" ] || { echo "bench-comm: no $raw to join" >&2; exit 1; }
+  rounds=$(grep -c '^c,pingpong,2,8,' "$raw") # one 8-byte C ping-pong per round
+  stat=$(sed -n 's/.* stat=\([a-z]*\) repeats=\([0-9]*\).*/\1/p' "$load" | head -1)
+  repeats=$(sed -n 's/.* stat=\([a-z]*\) repeats=\([0-9]*\).*/\2/p' "$load" | head -1)
+fi
 
 # Join: one row per (op, ranks, bytes); Java's pingpong_into and pingpong_mpijava (the raw Java
-# bindings, a reference that is not mn4j) are compared with C's pingpong.
+# bindings, a reference that is not mn4j) are compared with C's pingpong. Two estimates across
+# rounds: the best round of each side (the target column), and the ratio of the medians of the
+# rounds (java_over_c_bandwidth_median): one lucky launch moves the first, not the second.
 awk -F, -v csv="$out/comm.csv" '
   function human(b) { return b >= 1048576 ? sprintf("%g MiB", b / 1048576) : b >= 1024 ? sprintf("%g KiB", b / 1024) : b " B" }
+  function median(list,    a, m, i, j, x) {
+    m = split(list, a, " ")
+    for (i = 2; i <= m; i++) { x = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+    return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+  }
   NR == 1 { next }
   { key = $2 "," $3 "," $4; k1 = $1 "," key   # best round per row
     if (!(k1 in sec) || $5 + 0 < sec[k1] + 0) { sec[k1] = $5; bw[k1] = $6 }
+    rounds[k1] = rounds[k1] " " $5
     if ($1 == "java" && !(key in seen)) { seen[key] = 1; order[n++] = key } }
   END {
-    print "op,ranks,bytes,c_seconds_per_op,java_seconds_per_op,c_bandwidth,java_bandwidth,java_over_c_bandwidth" > csv
-    printf "%-16s %5s %9s %12s %12s %10s %10s %8s  %s\n", "op", "ranks", "size", "C us", "Java us", "C MB/s", "Java MB/s", "Java/C", "target"
+    print "op,ranks,bytes,c_seconds_per_op,java_seconds_per_op,c_bandwidth,java_bandwidth,java_over_c_bandwidth,java_over_c_bandwidth_median" > csv
+    printf "%-16s %5s %9s %12s %12s %10s %10s %8s %8s  %s\n", "op", "ranks", "size", "C us", "Java us", "C MB/s", "Java MB/s", "Java/C", "median", "target (best round)"
     for (i = 0; i < n; i++) {
       split(order[i], k, ","); op = k[1]; ranks = k[2]; bytes = k[3]
       cop = op; sub(/_.*/, "", cop)   # pingpong_into, allgather_into, ...: against the plain C op
       ck = "c," cop "," ranks "," bytes; jk = "java," order[i]
       if (!(ck in sec)) continue
       ratio = bw[jk] / bw[ck]
+      med = median(rounds[ck]) / median(rounds[jk])
       target = ""
       if (bytes >= 1048576) target = ratio >= 0.9 ? "ok (>=0.9)" : "MISSED (<0.9)"
       if (bytes == 8 && op ~ /^pingpong/) target = sec[jk] <= 5e-6 ? "ok (<=5us)" : "MISSED (>5us)"
       if (op == "pingpong_mpijava") target = "(reference: raw Java bindings, no mn4j)"
-      printf "%s,%s,%s,%s,%s,%s,%s,%.4f\n", op, ranks, bytes, sec[ck], sec[jk], bw[ck], bw[jk], ratio >> csv
-      printf "%-16s %5s %9s %12.2f %12.2f %10.1f %10.1f %8.3f  %s\n", op, ranks, human(bytes), sec[ck] * 1e6, sec[jk] * 1e6, bw[ck] / 1e6, bw[jk] / 1e6, ratio, target
+      printf "%s,%s,%s,%s,%s,%s,%s,%.4f,%.4f\n", op, ranks, bytes, sec[ck], sec[jk], bw[ck], bw[jk], ratio, med >> csv
+      printf "%-16s %5s %9s %12.2f %12.2f %10.1f %10.1f %8.3f %8.3f  %s\n", op, ranks, human(bytes), sec[ck] * 1e6, sec[jk] * 1e6, bw[ck] / 1e6, bw[jk] / 1e6, ratio, med, target
     }
   }' "$raw"
 
 echo
 [ ${#quick[@]} -gt 0 ] && [ "$repeats" -gt 3 ] && repeats=3
-echo "Time per op is the $stat of $repeats timed repeats (collectives: slowest rank), best of $rounds round(s);"
+echo "Time per op is the $stat of $repeats timed repeats (collectives: slowest rank), best of $rounds round(s)"
+echo "(column median: ratio of the medians of the rounds instead);"
 echo "bandwidth = per-rank bytes / time."
 echo "Java allgather/alltoall/allreduce/recv allocate their result tensors inside the op (part of the cost);"
 echo "allgather_into/alltoall_into/pingpong_into write into a preallocated tensor, as the C program does."
