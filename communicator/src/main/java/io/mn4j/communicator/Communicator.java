@@ -197,8 +197,9 @@ public final class Communicator implements AutoCloseable {
     public void send(Tensor x, int dst, int tag) {
         checkPeer("send", dst, false);
         long t0 = System.nanoTime();
+        TensorHeader h = sendableHeader("send", x, dst, tag);
         Tensor w = TensorBytes.wireReady(x);
-        long bytes = call("send", () -> p2p.send(w, dst, tag));
+        long bytes = call("send", () -> p2p.send(w, h, dst, tag));
         stats.record("send", bytes, 0, t0);
     }
 
@@ -237,13 +238,14 @@ public final class Communicator implements AutoCloseable {
     public SendHandle isend(Tensor x, int dst, int tag) {
         checkPeer("isend", dst, true);
         long t0 = System.nanoTime();
+        TensorHeader h = sendableHeader("isend", x, dst, tag);
         Tensor w = TensorBytes.wireReady(x);
-        SendHandle h = call("isend", () -> p2p.isend(w, dst, tag));
+        SendHandle handle = call("isend", () -> p2p.isend(w, h, dst, tag));
         if (w != x) {
-            h.ownData();
+            handle.ownData();
         }
-        stats.record("isend", h.bytes(), 0, t0);
-        return h;
+        stats.record("isend", handle.bytes(), 0, t0);
+        return handle;
     }
 
     /**
@@ -766,6 +768,23 @@ public final class Communicator implements AutoCloseable {
         if (peer == rank && !selfAllowed) {
             throw new CommunicationException(op + " on rank " + rank + ": a blocking " + op
                     + " to oneself would deadlock; use isend/irecv or keep the tensor");
+        }
+    }
+
+    /**
+     * The header of {@code x}; if it cannot be sent (null, an unsupported dtype), throws after
+     * telling {@code dst}, whose receive would otherwise wait for it.
+     */
+    private TensorHeader sendableHeader(String op, Tensor x, int dst, int tag) {
+        try {
+            return Outgoing.headerOf(x);
+        } catch (CommunicationException e) {
+            call(op, () -> {
+                p2p.sendUnsendable(dst, tag);
+                return null;
+            });
+            throw new CommunicationException(ctx(op, dst, tag) + ": " + e.getMessage() + " (rank " + dst
+                    + "'s receive fails with it)", e);
         }
     }
 

@@ -28,6 +28,8 @@ public final class RecvHandle {
     private Tensor out;
     private long bytes;
     private boolean done;
+    /** Why the sender sent no tensor (its header said so); thrown by test() and waitFor(). */
+    private CommunicationException failure;
 
     RecvHandle(Wire wire, long key, int src, int tag, ByteBuffer header, Request headerRequest,
             String context, LongConsumer onComplete) {
@@ -59,6 +61,7 @@ public final class RecvHandle {
             if (!postPayload(false)) {
                 return false;
             }
+            throwIfFailed();
             for (Request r : payload) {
                 if (!r.test()) {
                     return false;
@@ -77,6 +80,7 @@ public final class RecvHandle {
         try {
             if (!done) {
                 postPayload(true);
+                throwIfFailed();
                 Wire.waitAll(payload);
                 finish();
             }
@@ -113,15 +117,26 @@ public final class RecvHandle {
             return false;
         }
         headerRequest = null;
-        TensorHeader h = TensorHeader.read(header.asLongBuffer(), 0, context);
-        out = h.allocate();
-        bytes = h.nbytes;
         payload = new ArrayList<>();
-        wire.postReceive(h, out, header, src, tag, payload);
+        try {
+            TensorHeader h = Wire.readHeader(header, src, context);
+            out = h.allocate();
+            bytes = h.nbytes;
+            wire.postReceive(h, out, header, src, tag, payload);
+        } catch (CommunicationException e) {
+            // Nothing follows the header: later receives from this (source, tag) go on.
+            failure = e;
+        }
         HeaderBuffers.give(header);
         header = null;
         wire.posted(key, this);
         return true;
+    }
+
+    private void throwIfFailed() {
+        if (failure != null) {
+            throw failure;
+        }
     }
 
     private void finish() {

@@ -2,6 +2,7 @@ package io.mn4j.communicator;
 
 import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.LongBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -65,9 +66,8 @@ final class Wire {
         return TensorHeader.BYTES;
     }
 
-    /** Blocking send of a wire-ready tensor; returns the payload bytes. */
-    long send(Tensor data, int dst, int tag) throws MPIException {
-        TensorHeader h = TensorHeader.of(data);
+    /** Blocking send of a wire-ready tensor with its header; returns the payload bytes. */
+    long send(Tensor data, TensorHeader h, int dst, int tag) throws MPIException {
         ByteBuffer buf = HeaderBuffers.mine(1);
         int length = packHeader(h, data, buf);
         headerComm.send(buf, length, MPI.BYTE, dst, tag);
@@ -79,13 +79,40 @@ final class Wire {
     }
 
     /**
+     * Tells {@code dst} that this rank's tensor for it cannot be sent (null, unsupported dtype):
+     * a header message with the invalid mark, so that its receive fails instead of waiting. The
+     * mark is a constant buffer, so the send need not be waited for.
+     */
+    void sendUnsendable(int dst, int tag) throws MPIException {
+        headerComm.iSend(UNSENDABLE_MARK, TensorHeader.BYTES, MPI.BYTE, dst, tag).free();
+    }
+
+    private static final ByteBuffer UNSENDABLE_MARK = unsendableMark();
+
+    private static ByteBuffer unsendableMark() {
+        ByteBuffer b = ByteBuffer.allocateDirect(TensorHeader.BYTES).order(ByteOrder.nativeOrder());
+        TensorHeader.writeInvalid(b.asLongBuffer(), 0, Outgoing.UNSENDABLE);
+        return b;
+    }
+
+    /** The header in a received header message; throws if the sender marked its tensor unsendable. */
+    static TensorHeader readHeader(ByteBuffer message, int src, String context) {
+        LongBuffer longs = message.asLongBuffer();
+        if (TensorHeader.isInvalid(longs, 0)) {
+            throw new CommunicationException(context + ": rank " + src + " passed "
+                    + Outgoing.describe(TensorHeader.invalidLength(longs, 0)));
+        }
+        return TensorHeader.read(longs, 0, context);
+    }
+
+    /**
      * Blocking receive. With {@code into}, the message must match its dtype and shape (the
      * payload is drained first, so a mismatch leaves no message behind); without, a new tensor.
      */
     Tensor recv(int src, int tag, Tensor into, String context) throws MPIException {
         ByteBuffer buf = HeaderBuffers.all(1);
         headerComm.recv(buf, HeaderBuffers.MESSAGE_BYTES, MPI.BYTE, src, tag);
-        TensorHeader h = TensorHeader.read(buf.asLongBuffer(), 0, context);
+        TensorHeader h = readHeader(buf, src, context);
         boolean fits = into == null || h.matches(into);
         Tensor out = fits && into != null && TensorBytes.isWireReady(into) ? into : h.allocate();
         if (h.nbytes <= INLINE_BYTES) {
@@ -158,8 +185,7 @@ final class Wire {
         }
     }
 
-    SendHandle isend(Tensor data, int dst, int tag) throws MPIException {
-        TensorHeader h = TensorHeader.of(data);
+    SendHandle isend(Tensor data, TensorHeader h, int dst, int tag) throws MPIException {
         ByteBuffer buf = HeaderBuffers.take();
         List<Request> requests = new ArrayList<>();
         postSend(h, data, buf, dst, tag, requests);

@@ -304,6 +304,28 @@ public class P2pSuite implements ScenarioSuite {
                 "oneself");
         check.throwsWith(prefix + "blocking sendObj to oneself", () -> c.sendObj("x", me, tag), "send",
                 "oneself");
+        // A tensor that cannot be sent: the sender throws and tells the receiver, whose receive
+        // throws instead of waiting; later receives on the tag go on, in order.
+        forEachPair(c, (peer, first) -> {
+            for (int round = 0; round < 2; round++) {
+                if ((round == 0) == first) {
+                    Tensor complex = Data.empty(ScalarType.ComplexFloat, 2);
+                    check.throwsWith(prefix + "send of complex64 to " + peer, () -> c.send(complex, peer, tag), "send",
+                            "cannot be communicated", "rank " + peer + "'s receive fails");
+                    check.throwsWith(prefix + "isend of null to " + peer, () -> c.isend(null, peer, tag), "isend", "null");
+                    c.send(Data.wide(ScalarType.Int, new long[] {3}, seed(me, peer, 99)), peer, tag);
+                } else {
+                    String passed = "rank " + peer + " passed a tensor that cannot be sent";
+                    check.throwsWith(prefix + "recv of complex64 from " + peer, () -> c.recv(peer, tag), "recv", passed);
+                    RecvHandle unsendable = c.irecv(peer, tag);
+                    RecvHandle next = c.irecv(peer, tag);
+                    check.tensorsClose(prefix + "irecv posted after one of null completes",
+                            Data.wide(ScalarType.Int, new long[] {3}, seed(peer, me, 99)), next.waitFor(), 0);
+                    check.throwsWith(prefix + "irecv of null from " + peer, unsendable::waitFor, "irecv", passed);
+                    check.throwsWith(prefix + "test() of that irecv", unsendable::test, "irecv", passed);
+                }
+            }
+        });
         // The mismatches: dtype, shape, and shape of a payload-path (large) message. After each, the
         // next message on the same tag must arrive intact: the bad one was consumed whole.
         record Bad(ScalarType sent, long[] sentShape, ScalarType into, long[] intoShape) {
