@@ -383,6 +383,8 @@ public class GroupSuite implements ScenarioSuite {
             xs.add(Data.wide(ScalarType.Int, new long[] {me + d + 1}, d)); // 4(me+d+1) B to d
         }
         c.alltoall(xs);
+        c.allgatherInto(Data.small(ScalarType.Float, new long[] {4}, me), Data.empty(ScalarType.Float, n, 4)); // 16 B
+        c.alltoallInto(Data.small(ScalarType.Int, new long[] {2L * n}, me), Data.empty(ScalarType.Int, 2L * n)); // 8 B blocks
         c.scatter(me == 0 ? Data.perRank(n, r -> Data.wide(ScalarType.Half, new long[] {r + 2}, r)) : null, 0);
         c.barrier();
         c.barrier();
@@ -423,9 +425,10 @@ public class GroupSuite implements ScenarioSuite {
                 scatterOut += 2L * (r + 2);
             }
         }
-        expectOp(check, snap, "allgather", 1, 8L * (me + 1) * (n - 1), allgatherIn);
+        // allgatherInto and alltoallInto count as allgather and alltoall.
+        expectOp(check, snap, "allgather", 2, 8L * (me + 1) * (n - 1) + 16L * (n - 1), allgatherIn + 16L * (n - 1));
         expectOp(check, snap, "gather", 1, me == 0 ? 0 : me + 3, me == 0 ? gatherIn : 0);
-        expectOp(check, snap, "alltoall", 1, alltoallOut, alltoallIn);
+        expectOp(check, snap, "alltoall", 2, alltoallOut + 8L * (n - 1), alltoallIn + 8L * (n - 1));
         expectOp(check, snap, "scatter", 1, me == 0 ? scatterOut : 0, me == 0 ? 0 : 2L * (me + 2));
         // barrier: the two explicit ones (the snapshot is taken before any other)
         expectOp(check, snap, "barrier", 2, 0, 0);
