@@ -7,9 +7,8 @@ import java.nio.LongBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Objects;
-import java.util.function.Function;
 import java.util.function.BinaryOperator;
+import java.util.function.Function;
 import mpi.Intracomm;
 import mpi.MPI;
 import mpi.MPIException;
@@ -669,11 +668,11 @@ public final class Communicator implements AutoCloseable {
         int k = tensors.length;
         TensorHeader[] mine = new TensorHeader[k];
         String problem = null;
-        for (int i = 0; i < k && problem == null; i++) {
+        for (int i = 0; i < k; i++) {
             try {
-                mine[i] = TensorHeader.of(Objects.requireNonNull(tensors[i], "a null tensor"));
-            } catch (CommunicationException | NullPointerException e) {
-                problem = e.getMessage();
+                mine[i] = Outgoing.headerOf(tensors[i]);
+            } catch (CommunicationException e) {
+                problem = problem == null ? e.getMessage() : problem;
             }
         }
         if (problem == null) {
