@@ -12,7 +12,6 @@ import java.util.function.Function;
 import mpi.Intracomm;
 import mpi.MPI;
 import mpi.MPIException;
-import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.pytorch.Module;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
@@ -289,7 +288,7 @@ public final class Communicator implements AutoCloseable {
             headerCollectives.bcast(buf, TensorHeader.BYTES, MPI.BYTE, root);
             if (TensorHeader.isInvalid(longs, 0)) {
                 throw new CommunicationException("bcast: root rank " + root + " passed "
-                        + Outgoing.describe(TensorHeader.invalidLength(longs, 0))
+                        + Outgoing.describe(TensorHeader.invalidCode(longs, 0))
                         + (problem == null ? "" : " (" + problem + ")"));
             }
             TensorHeader h = TensorHeader.read(longs, 0, "bcast from root " + root);
@@ -436,15 +435,12 @@ public final class Communicator implements AutoCloseable {
         return null;
     }
 
-    /** Writes received parts one after the other into a wire-ready tensor, with memcpy. */
+    /** Writes received parts one after the other into a wire-ready tensor. */
     private static void copyParts(Tensor[] parts, Tensor target) {
         long at = 0;
         for (Tensor p : parts) {
-            long n = p.nbytes();
-            if (n > 0) {
-                Pointer.memcpy(TensorBytes.at(target.data_ptr().address() + at), p.data_ptr(), n);
-            }
-            at += n;
+            TensorBytes.copy(p, target, at, p.nbytes());
+            at += p.nbytes();
         }
     }
 
@@ -687,7 +683,7 @@ public final class Communicator implements AutoCloseable {
         ByteBuffer buf = HeaderBuffers.mine(k);
         for (int i = 0; i < k; i++) {
             if (mine[i] == null) {
-                TensorHeader.writeInvalid(buf.asLongBuffer(), i * TensorHeader.LONGS, 0);
+                TensorHeader.writeInvalid(buf.asLongBuffer(), i * TensorHeader.LONGS, Outgoing.UNSENDABLE);
             } else {
                 mine[i].write(buf.asLongBuffer(), i * TensorHeader.LONGS);
             }

@@ -1,6 +1,5 @@
 package io.mn4j.communicator;
 
-import java.util.Arrays;
 import java.util.List;
 import org.bytedeco.pytorch.Tensor;
 
@@ -96,10 +95,5 @@ record Outgoing(Tensor[] tensors, TensorHeader[] headers, long invalidCode, Stri
             throw new CommunicationException("a null tensor");
         }
         return TensorHeader.of(t); // the same as its wire-ready copy's: shape and dtype
-    }
-
-    @Override
-    public String toString() {
-        return valid() ? "Outgoing" + Arrays.toString(headers) : "Outgoing(invalid: " + describe(invalidCode) + ")";
     }
 }

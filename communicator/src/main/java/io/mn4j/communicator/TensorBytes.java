@@ -72,10 +72,13 @@ final class TensorBytes {
         Pointer.memcpy(dst, t.data_ptr(), length);
     }
 
-    /** Copies all bytes of a wire-ready tensor into one of the same size (no LibTorch dispatch). */
-    static void copy(Tensor from, Tensor to, long length) {
+    /**
+     * Copies the first {@code length} bytes of a wire-ready tensor into another at byte
+     * {@code toOffset}, with memcpy (no LibTorch dispatch).
+     */
+    static void copy(Tensor from, Tensor to, long toOffset, long length) {
         if (length > 0) {
-            Pointer.memcpy(to.data_ptr(), from.data_ptr(), length);
+            Pointer.memcpy(at(to.data_ptr().address() + toOffset), from.data_ptr(), length);
         }
     }
 }

@@ -53,13 +53,13 @@ final class TensorHeader {
     }
 
     /**
-     * Writes, instead of a header, the mark of a rank whose own input was invalid (a list of the
-     * wrong length), so that the peers fail with it rather than wait for a tensor; {@code length}
-     * is the list's length, -1 for none.
+     * Writes, instead of a header, the mark of a rank whose own input was invalid, so that the
+     * peers fail with it rather than wait for a tensor; {@code code} says what was wrong
+     * ({@link Outgoing#describe}).
      */
-    static void writeInvalid(LongBuffer out, int at, long length) {
+    static void writeInvalid(LongBuffer out, int at, long code) {
         out.put(at, 0);
-        out.put(at + 2, length);
+        out.put(at + 2, code);
         out.put(at + 3, INVALID);
     }
 
@@ -67,8 +67,8 @@ final class TensorHeader {
         return in.get(at + 3) == INVALID;
     }
 
-    /** The list length written by {@link #writeInvalid}. */
-    static long invalidLength(LongBuffer in, int at) {
+    /** The code written by {@link #writeInvalid}. */
+    static long invalidCode(LongBuffer in, int at) {
         return in.get(at + 2);
     }
 

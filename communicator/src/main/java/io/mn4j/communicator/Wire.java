@@ -100,7 +100,7 @@ final class Wire {
         LongBuffer longs = message.asLongBuffer();
         if (TensorHeader.isInvalid(longs, 0)) {
             throw new CommunicationException(context + ": rank " + src + " passed "
-                    + Outgoing.describe(TensorHeader.invalidLength(longs, 0)));
+                    + Outgoing.describe(TensorHeader.invalidCode(longs, 0)));
         }
         return TensorHeader.read(longs, 0, context);
     }
@@ -237,7 +237,7 @@ final class Wire {
         } else if (from[rank]) {
             TensorHeader h = sends.headers()[rank];
             got[rank] = h.allocate();
-            TensorBytes.copy(sends.tensors()[rank], got[rank], h.nbytes);
+            TensorBytes.copy(sends.tensors()[rank], got[rank], 0, h.nbytes);
         }
         ByteBuffer[] headersIn = new ByteBuffer[size];
         ByteBuffer[] headersOut = new ByteBuffer[size];
@@ -273,7 +273,7 @@ final class Wire {
             headerReceives[src].waitFor();
             LongBuffer longs = headersIn[src].asLongBuffer();
             if (TensorHeader.isInvalid(longs, 0)) {
-                invalid.put(src, TensorHeader.invalidLength(longs, 0));
+                invalid.put(src, TensorHeader.invalidCode(longs, 0));
                 continue;
             }
             TensorHeader theirs = TensorHeader.read(longs, 0, op + " from rank " + src);

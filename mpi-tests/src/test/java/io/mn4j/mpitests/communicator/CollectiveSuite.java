@@ -23,9 +23,10 @@ import org.bytedeco.pytorch.global.torch.ScalarType;
 
 /**
  * Collectives of the Communicator: bcast, bcastInto, gather, allgather, alltoall and scatter with
- * per-rank shapes, allgatherInto and alltoallInto (into contiguous outputs and views), allreduce and reduce with every op, every dtype, 0-d, zero-size, non-contiguous
- * and large tensors, with every root; the same with 16-byte chunks; object collectives; and bad
- * inputs that every rank must report (no rank left waiting).
+ * per-rank shapes, allgatherInto and alltoallInto (into contiguous outputs and views), allreduce
+ * and reduce with every op, every dtype, 0-d, zero-size, non-contiguous and large tensors, with
+ * every root; the same with 16-byte chunks; object collectives; and bad inputs that every rank
+ * must report (no rank left waiting).
  */
 public class CollectiveSuite implements ScenarioSuite {
     /** A rank-dependent shape: rank r (and, for alltoall, destination d) folded into a number. */
