@@ -122,9 +122,8 @@ if [ "$join_only" = 0 ]; then
     for np in 2 4; do
       for op in allgather alltoall allreduce; do
         run "$np" c "$op"
-        # allgather_into / alltoall_into: the same operation into a preallocated tensor, as C does.
-        case $op in allreduce) jops=$op ;; *) jops=$op,${op}_into ;; esac
-        run "$np" java "$jops"
+        # allgather_into, ...: the same operation into a preallocated tensor, as C does.
+        run "$np" java "$op,${op}_into"
       done
     done
   done
@@ -178,7 +177,7 @@ echo "Time per op is the $stat of $repeats timed repeats (collectives: slowest r
 echo "(column median: ratio of the medians of the rounds instead);"
 echo "bandwidth = per-rank bytes / time."
 echo "Java allgather/alltoall/allreduce/recv allocate their result tensors inside the op (part of the cost);"
-echo "allgather_into/alltoall_into/pingpong_into write into a preallocated tensor, as the C program does."
+echo "allgather_into/alltoall_into/allreduce_into/pingpong_into write into a preallocated tensor, as the C program does."
 java -cp "$cp" io.mn4j.examples.bench.CommBenchPlot --csv "$out/comm.csv" --png "$out/comm.png"
 echo "Results: $out/comm.csv (joined), $raw (raw), plot: $out/comm.png, load log: $load"
 echo "Load now: $(uptime)"

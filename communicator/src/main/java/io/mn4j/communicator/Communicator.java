@@ -492,7 +492,7 @@ public final class Communicator implements AutoCloseable {
      */
     public Tensor allreduce(Tensor x, ReduceOp op) {
         long t0 = System.nanoTime();
-        Tensor out = call("allreduce", () -> reduceImpl("allreduce", x, op, -1));
+        Tensor out = call("allreduce", () -> reduceImpl("allreduce", x, op, -1, false, null));
         stats.record("allreduce", x.nbytes(), x.nbytes(), t0);
         return out;
     }
@@ -503,30 +503,71 @@ public final class Communicator implements AutoCloseable {
     }
 
     /**
+     * {@link #allreduce(Tensor, ReduceOp)} written into {@code out}, which must hold as many
+     * elements as {@code x}, of its dtype (any shape); {@code out} may be {@code x} itself, for an
+     * in-place reduction as torch.distributed's {@code all_reduce} (MPI_IN_PLACE). Nothing is
+     * allocated for a contiguous CPU {@code out} of an MPI dtype; a mismatch on any rank is
+     * reported on every rank.
+     */
+    public void allreduceInto(Tensor x, Tensor out, ReduceOp op) {
+        long t0 = System.nanoTime();
+        call("allreduceInto", () -> reduceImpl("allreduceInto", x, op, -1, true, out));
+        stats.record("allreduce", out.nbytes(), out.nbytes(), t0);
+    }
+
+    /**
      * Element-wise reduction over all ranks, result at {@code root} (other ranks return null).
      * Every rank must pass the same dtype and shape.
      */
     public Tensor reduce(Tensor x, ReduceOp op, int root) {
         checkRoot("reduce", root);
         long t0 = System.nanoTime();
-        Tensor out = call("reduce", () -> reduceImpl("reduce", x, op, root));
+        Tensor out = call("reduce", () -> reduceImpl("reduce", x, op, root, false, null));
         stats.record("reduce", rank == root ? 0 : x.nbytes(), rank == root ? x.nbytes() : 0, t0);
         return out;
     }
 
-    private Tensor reduceImpl(String name, Tensor x, ReduceOp op, int root) throws MPIException {
+    /**
+     * The reductions. With {@code hasInto} (allreduce only) the result is written into
+     * {@code into}, which is returned; without, the result is a new tensor.
+     */
+    private Tensor reduceImpl(String name, Tensor x, ReduceOp op, int root, boolean hasInto, Tensor into)
+            throws MPIException {
         // Agree first: a rank that rejected its input alone would leave the others in the reduction.
-        TensorHeader h = agree(name, SAME_EVERYWHERE, Communicator::noProblem, x)[0];
+        TensorHeader h = !hasInto ? agree(name, SAME_EVERYWHERE, Communicator::noProblem, x)[0]
+                : agree(name, SAME_EVERYWHERE + " and out must hold as many elements of x's dtype",
+                        hs -> outProblem(hs[0], hs[1], hs[0].numel), x, into)[0];
         if (op == ReduceOp.MEAN && !h.type.isFloatingPoint()) {
             throw new CommunicationException(name + ": MEAN needs a floating-point tensor, got " + h);
         }
         WireType staged = h.type.reduceAs == null ? h.type : WireType.of(h.type.reduceAs);
-        // A contiguous CPU input of an MPI dtype is reduced straight from its memory into a new
-        // result (as MPI_Allreduce with two buffers); others are staged in a copy, reduced in place.
-        boolean direct = h.type.reduceAs == null && TensorBytes.isWireReady(x);
         boolean receives = root < 0 || rank == root;
-        Tensor work = direct ? (receives ? h.allocate() : null)
-                : h.type.reduceAs == null ? x.contiguous().cpu().clone() : x.cpu().to(h.type.reduceAs).contiguous();
+        // Where MPI writes the result, and whether it reduces that tensor in place (one buffer,
+        // MPI_IN_PLACE) or from x's own memory into it (two buffers). A contiguous CPU tensor of
+        // an MPI dtype is used as it is; anything else is staged in a contiguous copy.
+        Tensor work;
+        boolean inPlace;
+        if (h.type.reduceAs != null) {
+            work = x.cpu().to(h.type.reduceAs).contiguous();
+            inPlace = true;
+        } else if (hasInto && TensorBytes.isWireReady(into)) {
+            work = into;
+            boolean shared = TensorBytes.overlap(x, into);
+            if (shared && TensorBytes.isWireReady(x) && x.data_ptr().address() == into.data_ptr().address()) {
+                inPlace = true; // out is x
+            } else if (shared || !TensorBytes.isWireReady(x)) {
+                into.view(x.sizes()).copy_(shared ? x.clone() : x); // x staged in out, reduced there
+                inPlace = true;
+            } else {
+                inPlace = false;
+            }
+        } else if (TensorBytes.isWireReady(x)) {
+            work = receives ? h.allocate() : null;
+            inPlace = false;
+        } else {
+            work = x.contiguous().cpu().clone();
+            inPlace = true;
+        }
         mpi.Op mpiOp = switch (op) {
             case SUM, MEAN -> MPI.SUM;
             case MAX -> MPI.MAX;
@@ -541,31 +582,34 @@ public final class Communicator implements AutoCloseable {
         for (long off = 0; off < nbytes; off += chunk) {
             int len = (int) Math.min(chunk, nbytes - off);
             int count = len / staged.elementSize;
-            ByteBuffer in = TensorBytes.slice(direct ? x : work, off, len);
+            ByteBuffer in = TensorBytes.slice(inPlace ? work : x, off, len);
             ByteBuffer out = receives ? TensorBytes.slice(work, off, len) : TensorBytes.EMPTY;
             if (root < 0) {
-                if (direct) {
-                    comm.allReduce(in, out, count, staged.mpiType(), mpiOp);
-                } else {
+                if (inPlace) {
                     comm.allReduce(out, count, staged.mpiType(), mpiOp);
+                } else {
+                    comm.allReduce(in, out, count, staged.mpiType(), mpiOp);
                 }
-            } else if (rank == root && !direct) {
+            } else if (rank == root && inPlace) {
                 comm.reduce(out, count, staged.mpiType(), mpiOp, root);
             } else {
                 comm.reduce(in, out, count, staged.mpiType(), mpiOp, root);
             }
         }
         Reference.reachabilityFence(x);
-        if (root >= 0 && rank != root) {
+        if (!receives) {
             return null;
         }
         if (op == ReduceOp.MEAN) {
             work.div_(new Scalar((double) size));
         }
-        if (h.type == WireType.BOOL) {
-            return work.ne(new Scalar(0L));
+        Tensor result = h.type == WireType.BOOL ? work.ne(new Scalar(0L))
+                : h.type.reduceAs == null ? work : work.to(h.type.scalarType);
+        if (!hasInto || result == into) {
+            return result;
         }
-        return h.type.reduceAs == null ? work : work.to(h.type.scalarType);
+        into.copy_(result.view(into.sizes()));
+        return into;
     }
 
     // ------------------------------------------------------------------------------------------

@@ -46,7 +46,8 @@ public final class ModelSync {
                 grads[i] = g.defined() ? g.reshape(-1) : torch.zeros_like(p).reshape(-1);
             }
             Tensor flat = torch.cat(new TensorVector(grads));
-            Tensor mean = comm.allreduce(flat, ReduceOp.MEAN);
+            comm.allreduceInto(flat, flat, ReduceOp.MEAN); // in place: no second model-sized buffer
+            Tensor mean = flat;
             long offset = 0;
             for (int i = 0; i < n; i++) {
                 Tensor p = params.get(i);

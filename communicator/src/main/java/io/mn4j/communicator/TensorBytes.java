@@ -23,6 +23,28 @@ final class TensorBytes {
         return !t.is_cuda() && t.is_contiguous();
     }
 
+    /**
+     * Whether two tensors on the same kind of device may share memory: their address ranges, from
+     * the first element to the last one their strides reach, overlap.
+     */
+    static boolean overlap(Tensor a, Tensor b) {
+        if (a.is_cuda() != b.is_cuda() || a.numel() == 0 || b.numel() == 0) {
+            return false;
+        }
+        long aStart = a.data_ptr().address();
+        long bStart = b.data_ptr().address();
+        return aStart < bStart + extent(b) && bStart < aStart + extent(a);
+    }
+
+    /** Bytes from a non-empty tensor's first element to the end of the last one its strides reach. */
+    private static long extent(Tensor t) {
+        long last = 0;
+        for (int d = 0; d < t.dim(); d++) {
+            last += (t.size(d) - 1) * t.stride(d);
+        }
+        return (last + 1) * t.element_size();
+    }
+
     /** The tensor itself when it is a contiguous CPU tensor, otherwise a contiguous CPU copy. */
     static Tensor wireReady(Tensor t) {
         if (isWireReady(t)) {

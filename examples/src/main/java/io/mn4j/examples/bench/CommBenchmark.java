@@ -54,6 +54,8 @@ import picocli.CommandLine.Option;
  *       {@code alltoallInto} a preallocated tensor, as the C program receives into one buffer.</li>
  *   <li>{@code allreduce}: {@code allreduce(SUM)} of {@code bytes} of float32; the result is a new
  *       tensor (the input is never modified).</li>
+ *   <li>{@code allreduce_into}: the same with {@code allreduceInto} a preallocated tensor, as the
+ *       C program reduces into a separate receive buffer.</li>
  * </ul>
  * Inputs are allocated and filled outside the timed loops. Each operation runs inside a
  * {@link PointerScope}, so results and temporaries are freed right after it (inside the timed
@@ -87,7 +89,7 @@ public final class CommBenchmark implements Callable<Integer> {
     /** Which statistic of the repeats is reported. */
     enum Stat { median, min }
 
-    @Option(names = "--ops", split = ",", defaultValue = "pingpong,pingpong_into,allgather,allgather_into,alltoall,alltoall_into,allreduce",
+    @Option(names = "--ops", split = ",", defaultValue = "pingpong,pingpong_into,allgather,allgather_into,alltoall,alltoall_into,allreduce,allreduce_into",
             description = "Operations to run (default: ${DEFAULT-VALUE}).")
     List<String> ops;
 
@@ -163,9 +165,11 @@ public final class CommBenchmark implements Callable<Integer> {
                                 }
                             }
                         }
-                        case "allgather", "allgather_into", "alltoall", "alltoall_into", "allreduce" -> collective(op);
+                        case "allgather", "allgather_into", "alltoall", "alltoall_into", "allreduce", "allreduce_into" ->
+                                collective(op);
                         default -> throw new IllegalArgumentException("unknown op " + op
-                                + " (pingpong, pingpong_into, pingpong_mpijava, allgather, alltoall, allreduce)");
+                                + " (pingpong, pingpong_into, pingpong_mpijava, allgather, allgather_into, alltoall, alltoall_into,"
+                                + " allreduce, allreduce_into)");
                     }
                 }
             } finally {
@@ -350,6 +354,7 @@ public final class CommBenchmark implements Callable<Integer> {
             // The Into variants write into one preallocated tensor, as the C program's receive buffer.
             Tensor gathered = filled(bytes * size, 0);
             Tensor exchanged = filled(bytes, 0);
+            Tensor reduced = filled(bytes, 0);
             for (int r = -1; r < repeats; r++) {
                 long n = r < 0 ? warmupFor(iters) + global : iters;
                 global = 0;
@@ -386,6 +391,12 @@ public final class CommBenchmark implements Callable<Integer> {
                                     }
                                 }
                             }
+                            case "allreduce_into" -> {
+                                comm.allreduceInto(x, reduced, ReduceOp.SUM);
+                                if (r < 0 && i == 0) {
+                                    expect(op + " of " + bytes + " B", reduced, size * (size + 1) / 2f);
+                                }
+                            }
                             default -> {
                                 Tensor sum = comm.allreduce(x, ReduceOp.SUM);
                                 if (r < 0 && i == 0) {
@@ -404,6 +415,7 @@ public final class CommBenchmark implements Callable<Integer> {
             parts.forEach(Tensor::close);
             gathered.close();
             exchanged.close();
+            reduced.close();
             emit(op, bytes, summarize(t));
         }
     }

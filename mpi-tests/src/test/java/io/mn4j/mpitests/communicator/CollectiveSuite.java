@@ -273,6 +273,7 @@ public class CollectiveSuite implements ScenarioSuite {
                     String name = Data.describe(t, shape) + (view ? " (transposed)" : "") + " " + op;
                     check.tensorsClose(prefix + "allreduce " + name, expected, c.allreduce(x, op), tol);
                     check.tensorsClose(prefix + "allreduce input unchanged " + name, copy, x, 0);
+                    allreduceInto(c, check, x, expected, op, tol, prefix + "allreduceInto " + name);
                     if (withRoots) {
                         for (int root = 0; root < n; root++) {
                             Tensor got = c.reduce(x, op, root);
@@ -292,6 +293,33 @@ public class CollectiveSuite implements ScenarioSuite {
         check.tensorsClose(prefix + "allreduce() is SUM",
                 Data.reduce(Data.perRank(n, r -> Data.small(ScalarType.Float, new long[] {4}, r)), ReduceOp.SUM),
                 c.allreduce(x), 0);
+    }
+
+    /**
+     * allreduceInto three ways: into a separate output (a flat one on even ranks, a strided view
+     * on odd ones), in place (out is x), and into a view of x's own memory that is not x.
+     */
+    static void allreduceInto(Communicator c, Check check, Tensor x, Tensor expected, ReduceOp op, double tol,
+            String name) {
+        int me = c.rank();
+        ScalarType t = x.scalar_type();
+        long numel = x.numel();
+        Tensor copy = x.clone();
+        Tensor out = me % 2 == 1 ? Data.filled(t, numel, 2).select(1, 0) : Data.filled(t, numel);
+        c.allreduceInto(x, out, op);
+        check.tensorsClose(name + (me % 2 == 1 ? " (into a view)" : ""), expected.reshape(-1), out.reshape(-1), tol);
+        check.tensorsClose(name + " input unchanged", copy, x, 0);
+
+        Tensor own = x.clone();
+        c.allreduceInto(own, own, op);
+        check.tensorsClose(name + " in place", expected, own, tol);
+
+        // out shares x's memory one element further on: the reduction must read x before writing.
+        Tensor both = Data.filled(t, numel + 1);
+        both.narrow(0, 0, numel).copy_(x.reshape(-1));
+        Tensor shifted = both.narrow(0, 1, numel);
+        c.allreduceInto(both.narrow(0, 0, numel).view(x.sizes()), shifted, op);
+        check.tensorsClose(name + " into overlapping memory", expected.reshape(-1), shifted, tol);
     }
 
     /** A serializable, comparable per-rank value. */
@@ -491,6 +519,21 @@ public class CollectiveSuite implements ScenarioSuite {
                     "rank " + last + ": float32[3] into float32[" + 3 * n + "]");
             stillWorks(c, check, prefix + "allgatherInto with per-rank shapes");
         }
+
+        // allreduceInto: an out of the wrong size or dtype on one rank, or none.
+        check.throwsWith(prefix + "allreduceInto into a longer out on rank " + last,
+                () -> c.allreduceInto(two, Data.filled(ScalarType.Float, me == last ? 3 : 2), ReduceOp.SUM),
+                "allreduceInto", "out must hold as many elements", "rank " + last + ": " + x2 + "float32[3]",
+                me == last ? "(on rank " + last + ": out is float32[3], needs 2 elements of float32)" : "");
+        stillWorks(c, check, prefix + "allreduceInto with a wrong out");
+        check.throwsWith(prefix + "allreduceInto into int32 on rank 0", () -> c.allreduceInto(two,
+                Data.filled(me == 0 ? ScalarType.Int : ScalarType.Float, 2), ReduceOp.MAX),
+                "allreduceInto", "rank 0: " + x2 + "int32[2]");
+        stillWorks(c, check, prefix + "allreduceInto into another dtype");
+        check.throwsWith(prefix + "allreduceInto into null on rank " + last, () -> c.allreduceInto(two,
+                me == last ? null : Data.filled(ScalarType.Float, 2), ReduceOp.SUM),
+                "allreduceInto", "rank " + last + ": " + x2 + "(none)");
+        stillWorks(c, check, prefix + "allreduceInto into null");
 
         // MEAN of integer tensors.
         for (ScalarType t : new ScalarType[] {ScalarType.Int, ScalarType.Long, ScalarType.Bool, ScalarType.Byte}) {
