@@ -9,6 +9,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.function.BinaryOperator;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import mpi.Intracomm;
 import mpi.MPI;
 import mpi.MPIException;
@@ -310,7 +311,7 @@ public final class Communicator implements AutoCloseable {
         checkRoot("bcast", root);
         long t0 = System.nanoTime();
         call("bcast", () -> {
-            TensorHeader mine = agree("bcast", SAME_EVERYWHERE, Communicator::noProblem, into)[0];
+            TensorHeader mine = agree("bcast", () -> SAME_EVERYWHERE, Communicator::noProblem, into)[0];
             Tensor w = TensorBytes.wireReady(into);
             bcastPayload(w, mine.nbytes, root);
             if (w != into) {
@@ -375,7 +376,7 @@ public final class Communicator implements AutoCloseable {
     public void allgatherInto(Tensor x, Tensor out) {
         long t0 = System.nanoTime();
         long nbytes = call("allgatherInto", () -> {
-            TensorHeader h = agree("allgatherInto", "x must have the same dtype and shape on every rank and "
+            TensorHeader h = agree("allgatherInto", () -> "x must have the same dtype and shape on every rank and "
                     + "out must hold " + size + " times x's elements, of x's dtype",
                     hs -> outProblem(hs[0], hs[1], size * hs[0].numel), x, out)[0];
             Tensor w = TensorBytes.wireReady(x);
@@ -406,7 +407,7 @@ public final class Communicator implements AutoCloseable {
     public void alltoallInto(Tensor x, Tensor out) {
         long t0 = System.nanoTime();
         long blockBytes = call("alltoallInto", () -> {
-            TensorHeader h = agree("alltoallInto", "x must have the same dtype and shape on every rank, with "
+            TensorHeader h = agree("alltoallInto", () -> "x must have the same dtype and shape on every rank, with "
                     + "a number of elements divisible by " + size + ", and out must hold as many elements of x's dtype",
                     hs -> hs[0].numel % size != 0 ? "x has " + hs[0].numel + " elements, not divisible into "
                             + size + " blocks" : outProblem(hs[0], hs[1], hs[0].numel), x, out)[0];
@@ -534,8 +535,8 @@ public final class Communicator implements AutoCloseable {
     private Tensor reduceImpl(String name, Tensor x, ReduceOp op, int root, boolean hasInto, Tensor into)
             throws MPIException {
         // Agree first: a rank that rejected its input alone would leave the others in the reduction.
-        TensorHeader h = !hasInto ? agree(name, SAME_EVERYWHERE, Communicator::noProblem, x)[0]
-                : agree(name, SAME_EVERYWHERE + " and out must hold as many elements of x's dtype",
+        TensorHeader h = !hasInto ? agree(name, () -> SAME_EVERYWHERE, Communicator::noProblem, x)[0]
+                : agree(name, () -> SAME_EVERYWHERE + " and out must hold as many elements of x's dtype",
                         hs -> outProblem(hs[0], hs[1], hs[0].numel), x, into)[0];
         if (op == ReduceOp.MEAN && !h.type.isFloatingPoint()) {
             throw new CommunicationException(name + ": MEAN needs a floating-point tensor, got " + h);
@@ -699,11 +700,12 @@ public final class Communicator implements AutoCloseable {
     /**
      * The headers of {@code tensors}, once every rank has found the first one the same as its
      * own and {@code check} (given the headers) has found no problem on any rank; otherwise every
-     * rank throws, naming {@code rule}, every rank's headers and this rank's problem. A tensor
+     * rank throws, naming {@code rule} (built only then: this runs on every call), every rank's
+     * headers and this rank's problem. A tensor
      * that cannot travel (null, an unsupported dtype) is such a problem too, so no rank is left
      * waiting in the collective that would have followed.
      */
-    private TensorHeader[] agree(String op, String rule, Function<TensorHeader[], String> check,
+    private TensorHeader[] agree(String op, Supplier<String> rule, Function<TensorHeader[], String> check,
             Tensor... tensors) throws MPIException {
         int k = tensors.length;
         TensorHeader[] mine = new TensorHeader[k];
@@ -744,7 +746,7 @@ public final class Communicator implements AutoCloseable {
             }
             ranks.add("rank " + r + ": " + String.join(" into ", headers));
         }
-        throw new CommunicationException(op + ": " + rule + ", got " + String.join(", ", ranks)
+        throw new CommunicationException(op + ": " + rule.get() + ", got " + String.join(", ", ranks)
                 + (problem == null ? "" : " (on rank " + rank + ": " + problem + ")"));
     }
 
