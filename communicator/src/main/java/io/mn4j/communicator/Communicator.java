@@ -30,7 +30,8 @@ import org.bytedeco.pytorch.global.torch;
  *   <li>Contiguous CPU tensors are sent from and received into their own memory; other tensors are
  *       made contiguous (GPU tensors are staged through host memory). Inputs are never modified;
  *       results are new tensors, except for the {@code ...Into} variants, which write into a
- *       tensor the caller passes.</li>
+ *       tensor the caller passes ({@link #allreduceInto} may be passed its input as the output,
+ *       to reduce in place).</li>
  *   <li>Collectives must be called by every rank of the communicator in the same order. Inputs
  *       may differ in shape per rank where the operation allows it (gather, allgather, alltoall,
  *       scatter). A bad input on one rank (wrong list length, mismatched shapes in a reduction) is
