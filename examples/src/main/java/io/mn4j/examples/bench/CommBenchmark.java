@@ -56,6 +56,10 @@ import picocli.CommandLine.Option;
  *       tensor (the input is never modified).</li>
  *   <li>{@code allreduce_into}: the same with {@code allreduceInto} a preallocated tensor, as the
  *       C program reduces into a separate receive buffer.</li>
+ *   <li>{@code allgather_mpijava}, {@code alltoall_mpijava}, {@code allreduce_mpijava}: the C
+ *       program's calls made through Open MPI's Java bindings on direct buffers over the same
+ *       preallocated tensors, no mn4j: in the same launch as the Communicator's rows, they
+ *       separate what mn4j adds from what the JVM process and the launch do.</li>
  * </ul>
  * Inputs are allocated and filled outside the timed loops. Each operation runs inside a
  * {@link PointerScope}, so results and temporaries are freed right after it (inside the timed
@@ -165,11 +169,11 @@ public final class CommBenchmark implements Callable<Integer> {
                                 }
                             }
                         }
-                        case "allgather", "allgather_into", "alltoall", "alltoall_into", "allreduce", "allreduce_into" ->
-                                collective(op);
+                        case "allgather", "allgather_into", "allgather_mpijava", "alltoall", "alltoall_into",
+                                "alltoall_mpijava", "allreduce", "allreduce_into", "allreduce_mpijava" -> collective(op);
                         default -> throw new IllegalArgumentException("unknown op " + op
-                                + " (pingpong, pingpong_into, pingpong_mpijava, allgather, allgather_into, alltoall, alltoall_into,"
-                                + " allreduce, allreduce_into)");
+                                + " (pingpong, pingpong_into, pingpong_mpijava, allgather, allgather_into, allgather_mpijava, alltoall,"
+                                + " alltoall_into, alltoall_mpijava, allreduce, allreduce_into, allreduce_mpijava)");
                     }
                 }
             } finally {
@@ -304,8 +308,7 @@ public final class CommBenchmark implements Callable<Integer> {
             }
             long iters = itersFor(bytes);
             Tensor x = filled(bytes, rank + 1);
-            ByteBuffer buf = new BytePointer(x.data_ptr()).capacity(bytes).asByteBuffer()
-                    .order(ByteOrder.nativeOrder());
+            ByteBuffer buf = direct(x);
             int count = (int) bytes;
             for (int r = -1; r < repeats; r++) {
                 long n = r < 0 ? warmupFor(iters) + global : iters;
@@ -335,7 +338,12 @@ public final class CommBenchmark implements Callable<Integer> {
         }
     }
 
-    private void collective(String op) {
+    /** A direct buffer over a contiguous CPU tensor's memory (the tensor must outlive it). */
+    private static ByteBuffer direct(Tensor t) {
+        return new BytePointer(t.data_ptr()).capacity(t.nbytes()).asByteBuffer().order(ByteOrder.nativeOrder());
+    }
+
+    private void collective(String op) throws MPIException {
         int size = comm.size();
         int rank = comm.rank();
         long maxBytes = quick ? 1L << 20 : COLL_MAX;
@@ -355,6 +363,12 @@ public final class CommBenchmark implements Callable<Integer> {
             Tensor gathered = filled(bytes * size, 0);
             Tensor exchanged = filled(bytes, 0);
             Tensor reduced = filled(bytes, 0);
+            ByteBuffer xBuf = direct(x);
+            ByteBuffer gatheredBuf = direct(gathered);
+            ByteBuffer exchangedBuf = direct(exchanged);
+            ByteBuffer reducedBuf = direct(reduced);
+            int count = (int) bytes;
+            int block = (int) (bytes / size);
             for (int r = -1; r < repeats; r++) {
                 long n = r < 0 ? warmupFor(iters) + global : iters;
                 global = 0;
@@ -389,6 +403,24 @@ public final class CommBenchmark implements Callable<Integer> {
                                     for (int p = 0; p < size; p++) {
                                         expect(op + " of " + bytes + " B from rank " + p, got.get(p), p + 1);
                                     }
+                                }
+                            }
+                            case "allgather_mpijava" -> {
+                                MPI.COMM_WORLD.allGather(xBuf, count, MPI.BYTE, gatheredBuf, count, MPI.BYTE);
+                                if (r < 0 && i == 0) {
+                                    expectBlocks(op, bytes, gathered, size);
+                                }
+                            }
+                            case "alltoall_mpijava" -> {
+                                MPI.COMM_WORLD.allToAll(xBuf, block, MPI.BYTE, exchangedBuf, block, MPI.BYTE);
+                                if (r < 0 && i == 0) {
+                                    expectBlocks(op, bytes, exchanged, size);
+                                }
+                            }
+                            case "allreduce_mpijava" -> {
+                                MPI.COMM_WORLD.allReduce(xBuf, reducedBuf, count / Float.BYTES, MPI.FLOAT, MPI.SUM);
+                                if (r < 0 && i == 0) {
+                                    expect(op + " of " + bytes + " B", reduced, size * (size + 1) / 2f);
                                 }
                             }
                             case "allreduce_into" -> {
