@@ -11,12 +11,15 @@
 #                ever adds time, so the fastest repeat is the best estimate of the operation's
 #                own cost) or median
 #   --repeats    timed repeats per size (default 21)
-#   --rounds     run the whole C/Java alternation K times (default 2) and keep, per row, the
-#                fastest round: the load of a shared machine drifts between launches
+#   --rounds     run the whole C/Java alternation K times (default 2); the table shows, per row,
+#                the fastest round of each side and the ratio of the medians of the rounds: the
+#                speed of a launch drifts from one to the next
 #   --join-only  measure nothing: join bench-results/comm-raw.csv again (table, CSV, plot)
 #
 # Runs, for 2 ranks (one per core) ping-pong and the collectives, for 4 ranks (oversubscribed,
 # yielding) the collectives; C and Java alternate per operation so that both see similar load.
+# Java rows per collective: the allocating op (new tensors), its Into variant (a preallocated
+# output, as C), and C's call through Open MPI's Java bindings alone (no mn4j, a reference).
 # Writes bench-results/comm-raw.csv (impl,op,ranks,bytes,seconds_per_op,bandwidth; one line per
 # round),
 # bench-results/comm.csv (joined, with Java/C ratios), bench-results/comm.png (the ratios against
