@@ -45,9 +45,8 @@ public final class ModelSync {
                 Tensor g = p.grad();
                 grads[i] = g.defined() ? g.reshape(-1) : torch.zeros_like(p).reshape(-1);
             }
-            Tensor flat = torch.cat(new TensorVector(grads));
-            comm.allreduceInto(flat, flat, ReduceOp.MEAN); // in place: no second model-sized buffer
-            Tensor mean = flat;
+            Tensor mean = torch.cat(new TensorVector(grads));
+            comm.allreduceInto(mean, mean, ReduceOp.MEAN); // in place: no second model-sized buffer
             long offset = 0;
             for (int i = 0; i < n; i++) {
                 Tensor p = params.get(i);
