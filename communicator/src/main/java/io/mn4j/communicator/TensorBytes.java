@@ -55,12 +55,59 @@ final class TensorBytes {
 
     /**
      * Bytes [offset, offset+length) of a contiguous CPU tensor as a direct buffer that starts at
-     * byte {@code offset}. (JavaCPP's {@code position(offset).asByteBuffer()} would return a buffer
-     * over the whole range with its position at the offset, which MPI ignores.)
+     * byte {@code offset}, new. (JavaCPP's {@code position(offset).asByteBuffer()} would return a
+     * buffer over the whole range with its position at the offset, which MPI ignores.)
      */
     static ByteBuffer slice(Tensor t, long offset, long length) {
-        BytePointer p = new BytePointer(t.data_ptr()).getPointer(offset).capacity(length);
-        return p.asByteBuffer().order(ByteOrder.nativeOrder());
+        return newBuffer(t.data_ptr().address() + offset, length);
+    }
+
+    /**
+     * The same bytes as {@link #slice}, as a buffer to hand to MPI only: it may be shared with
+     * earlier calls on this thread, so its position and limit must not be changed.
+     */
+    static ByteBuffer wire(Tensor t, long offset, long length) {
+        return wire(t.data_ptr().address() + offset, length);
+    }
+
+    /** {@link #wire} over bytes [address, address + length) of memory the caller keeps alive. */
+    static ByteBuffer wire(long address, long length) {
+        return WireBuffers.MINE.get().over(address, length);
+    }
+
+    private static ByteBuffer newBuffer(long address, long length) {
+        return new BytePointer(at(address)).capacity(length).asByteBuffer().order(ByteOrder.nativeOrder());
+    }
+
+    /**
+     * The last few direct buffers this thread handed to MPI, by address and length. Making one
+     * takes a JNI call and a few objects, which right after a large transfer (caches full of
+     * payload) cost about half a microsecond each, several per collective; training sends the
+     * same tensors' memory again and again. A direct buffer made this way is only an address and a
+     * length, with no owner: one made over memory that was freed since and handed to another
+     * tensor is exactly right for that tensor.
+     */
+    private static final class WireBuffers {
+        static final ThreadLocal<WireBuffers> MINE = ThreadLocal.withInitial(WireBuffers::new);
+        private static final int ENTRIES = 8;
+        private final long[] addresses = new long[ENTRIES];
+        private final long[] lengths = new long[ENTRIES];
+        private final ByteBuffer[] buffers = new ByteBuffer[ENTRIES];
+        private int next;
+
+        ByteBuffer over(long address, long length) {
+            for (int i = 0; i < ENTRIES; i++) {
+                if (addresses[i] == address && lengths[i] == length && buffers[i] != null) {
+                    return buffers[i];
+                }
+            }
+            ByteBuffer b = newBuffer(address, length);
+            addresses[next] = address;
+            lengths[next] = length;
+            buffers[next] = b;
+            next = (next + 1) % ENTRIES;
+            return b;
+        }
     }
 
     /** A pointer to a native address (for memory that no JavaCPP object describes). */
@@ -100,7 +147,20 @@ final class TensorBytes {
      */
     static void copy(Tensor from, Tensor to, long toOffset, long length) {
         if (length > 0) {
-            Pointer.memcpy(at(to.data_ptr().address() + toOffset), from.data_ptr(), length);
+            copy(from.data_ptr().address(), to.data_ptr().address() + toOffset, length);
+        }
+    }
+
+    /** The address of a tensor's first element; 0 for a tensor without memory (zero-size). */
+    static long address(Tensor t) {
+        Pointer p = t.data_ptr();
+        return p == null ? 0 : p.address();
+    }
+
+    /** Copies {@code length} bytes between native addresses (of memory the caller keeps alive). */
+    static void copy(long from, long to, long length) {
+        if (length > 0) {
+            Pointer.memcpy(at(to), at(from), length);
         }
     }
 }

@@ -135,7 +135,7 @@ final class Wire {
         long chunk = chunkBytes;
         for (long off = 0; off < nbytes; off += chunk) {
             int len = (int) Math.min(chunk, nbytes - off);
-            payloadComm.send(TensorBytes.slice(data, off, len), len, MPI.BYTE, dst, tag);
+            payloadComm.send(TensorBytes.wire(data, off, len), len, MPI.BYTE, dst, tag);
         }
     }
 
@@ -143,7 +143,7 @@ final class Wire {
         long chunk = chunkBytes;
         for (long off = 0; off < nbytes; off += chunk) {
             int len = (int) Math.min(chunk, nbytes - off);
-            payloadComm.recv(TensorBytes.slice(out, off, len), len, MPI.BYTE, src, tag);
+            payloadComm.recv(TensorBytes.wire(out, off, len), len, MPI.BYTE, src, tag);
         }
     }
 
@@ -151,7 +151,7 @@ final class Wire {
         long chunk = chunkBytes;
         for (long off = 0; off < nbytes; off += chunk) {
             int len = (int) Math.min(chunk, nbytes - off);
-            into.add(payloadComm.iSend(TensorBytes.slice(data, off, len), len, MPI.BYTE, dst, tag));
+            into.add(payloadComm.iSend(TensorBytes.wire(data, off, len), len, MPI.BYTE, dst, tag));
         }
     }
 
@@ -159,7 +159,7 @@ final class Wire {
         long chunk = chunkBytes;
         for (long off = 0; off < nbytes; off += chunk) {
             int len = (int) Math.min(chunk, nbytes - off);
-            into.add(payloadComm.iRecv(TensorBytes.slice(out, off, len), len, MPI.BYTE, src, tag));
+            into.add(payloadComm.iRecv(TensorBytes.wire(out, off, len), len, MPI.BYTE, src, tag));
         }
     }
 

@@ -1,14 +1,20 @@
 package io.mn4j.communicator;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import org.bytedeco.javacpp.BytePointer;
 
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
 import org.junit.jupiter.api.Test;
 
-/** Whether two tensors may share memory: what decides an in-place reduction. */
+/** Tensor memory as MPI sees it: overlap (what decides an in-place reduction) and wire buffers. */
 class TensorBytesTest {
     @Test
     void overlapFollowsTheMemoryEachTensorReaches() {
@@ -24,6 +30,28 @@ class TensorBytesTest {
                     "the strided column's span covers elements it skips: conservative, not exact");
             assertFalse(TensorBytes.overlap(base.narrow(0, 3, 0), base), "an empty tensor shares nothing");
             assertFalse(TensorBytes.overlap(base, torch.zeros(20)), "separate allocations");
+        }
+    }
+
+    @Test
+    void wireBuffersAreReusedForTheSameBytesAndCoverExactlyThem() {
+        try (PointerScope scope = new PointerScope()) {
+            Tensor t = torch.arange(new org.bytedeco.pytorch.Scalar(64)).to(torch.ScalarType.Byte);
+            long base = t.data_ptr().address();
+            ByteBuffer b = TensorBytes.wire(t, 8, 16);
+            assertEquals(16, b.capacity());
+            assertEquals(8, new BytePointer(b).get(0), "starts at the offset");
+            assertEquals(base + 8, new BytePointer(b).address());
+            assertSame(b, TensorBytes.wire(t, 8, 16), "the same bytes: the same buffer");
+            assertSame(b, TensorBytes.wire(base + 8, 16), "by address too");
+            assertNotSame(b, TensorBytes.wire(t, 8, 15), "another length");
+            assertNotSame(b, TensorBytes.wire(t, 9, 16), "another offset");
+            for (int i = 0; i < 40; i++) { // more than the cache holds: still correct, just new
+                ByteBuffer other = TensorBytes.wire(t, i, 24);
+                assertEquals(base + i, new BytePointer(other).address());
+                assertEquals(24, other.capacity());
+            }
+            assertEquals(base + 8, new BytePointer(TensorBytes.wire(t, 8, 16)).address());
         }
     }
 }
