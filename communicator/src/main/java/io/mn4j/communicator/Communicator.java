@@ -50,6 +50,7 @@ public final class Communicator implements AutoCloseable {
 
     private final Intracomm comm;
     private final Intracomm headerCollectives;
+    private final BlockExchange blocks;
     private final Wire p2p;
     private final Wire collective;
     private final List<Intracomm> owned = new ArrayList<>();
@@ -77,6 +78,7 @@ public final class Communicator implements AutoCloseable {
         this.headerCollectives = collHeaders;
         this.p2p = new Wire(comm, payloads, chunk);
         this.collective = new Wire(collHeaders, collPayloads, chunk);
+        this.blocks = new BlockExchange(dup(comm));
         Intracomm node = comm.splitType(Intracomm.TYPE_SHARED, rank, MPI.INFO_NULL);
         this.intraRank = node.getRank();
         this.intraSize = node.getSize();
@@ -328,7 +330,7 @@ public final class Communicator implements AutoCloseable {
         long chunk = collective.chunkBytes();
         for (long off = 0; off < nbytes; off += chunk) {
             int len = (int) Math.min(chunk, nbytes - off);
-            comm.bcast(TensorBytes.slice(t, off, len), len, MPI.BYTE, root);
+            comm.bcast(TensorBytes.wire(t, off, len), len, MPI.BYTE, root);
         }
     }
 
@@ -376,24 +378,10 @@ public final class Communicator implements AutoCloseable {
      */
     public void allgatherInto(Tensor x, Tensor out) {
         long t0 = System.nanoTime();
-        long nbytes = call("allgatherInto", () -> {
-            TensorHeader h = agree("allgatherInto", () -> "x must have the same dtype and shape on every rank and "
-                    + "out must hold " + size + " times x's elements, of x's dtype",
-                    hs -> outProblem(hs[0], hs[1], size * hs[0].numel), x, out)[0];
-            Tensor w = TensorBytes.wireReady(x);
-            Tensor target = TensorBytes.wireReady(out);
-            if (h.nbytes > collective.chunkBytes()) { // beyond MPI's int count: the chunking exchange
-                copyParts(collective.exchange(Outgoing.one(w, everyone()), everyone(), everyone(), "allgatherInto")
-                        .tensors(), target);
-            } else if (h.nbytes > 0) {
-                int count = (int) h.nbytes;
-                comm.allGather(TensorBytes.slice(w, 0, h.nbytes), count, MPI.BYTE,
-                        TensorBytes.slice(target, 0, size * h.nbytes), count, MPI.BYTE);
-            }
-            finishInto(target, out);
-            Reference.reachabilityFence(w);
-            return h.nbytes;
-        });
+        long nbytes = call("allgatherInto", () -> exchangeBlocks("allgatherInto", ALLGATHER_INTO,
+                () -> "x must have the same dtype and shape on every rank and out must hold " + size
+                        + " times x's elements, of x's dtype",
+                hs -> outProblem(hs[0], hs[1], size * hs[0].numel), x, out, false));
         stats.record("allgather", nbytes * (size - 1), nbytes * (size - 1), t0);
     }
 
@@ -407,26 +395,47 @@ public final class Communicator implements AutoCloseable {
      */
     public void alltoallInto(Tensor x, Tensor out) {
         long t0 = System.nanoTime();
-        long blockBytes = call("alltoallInto", () -> {
-            TensorHeader h = agree("alltoallInto", () -> "x must have the same dtype and shape on every rank, with "
-                    + "a number of elements divisible by " + size + ", and out must hold as many elements of x's dtype",
-                    hs -> hs[0].numel % size != 0 ? "x has " + hs[0].numel + " elements, not divisible into "
-                            + size + " blocks" : outProblem(hs[0], hs[1], hs[0].numel), x, out)[0];
-            long block = h.nbytes / size;
-            Tensor w = TensorBytes.wireReady(x);
-            Tensor target = TensorBytes.wireReady(out);
-            if (block > collective.chunkBytes()) { // beyond MPI's int count: the chunking exchange
-                Outgoing blocks = Outgoing.perRank(Arrays.asList(w.reshape(-1).chunk(size, 0).get()), size);
-                copyParts(collective.exchange(blocks, everyone(), everyone(), "alltoallInto").tensors(), target);
-            } else if (block > 0) {
-                comm.allToAll(TensorBytes.slice(w, 0, h.nbytes), (int) block, MPI.BYTE,
-                        TensorBytes.slice(target, 0, h.nbytes), (int) block, MPI.BYTE);
-            }
-            finishInto(target, out);
-            Reference.reachabilityFence(w);
-            return block;
-        });
+        long blockBytes = call("alltoallInto", () -> exchangeBlocks("alltoallInto", ALLTOALL_INTO,
+                () -> "x must have the same dtype and shape on every rank, with a number of elements divisible by "
+                        + size + ", and out must hold as many elements of x's dtype",
+                hs -> hs[0].numel % size != 0 ? "x has " + hs[0].numel + " elements, not divisible into " + size
+                        + " blocks" : outProblem(hs[0], hs[1], hs[0].numel), x, out, true));
         stats.record("alltoall", blockBytes * (size - 1), blockBytes * (size - 1), t0);
+    }
+
+    /** Operation codes of {@link BlockExchange}'s signatures. */
+    private static final int ALLGATHER_INTO = 1;
+    private static final int ALLTOALL_INTO = 2;
+
+    /**
+     * allgatherInto ({@code split} false: all of x to every rank) and alltoallInto ({@code split}:
+     * block j of x to rank j): checks x and out locally, then moves the blocks with
+     * {@link BlockExchange}, whose tags carry the check to the other ranks; if any rank's check or
+     * signature differs, every rank throws naming every rank's tensors. Returns the block's bytes.
+     */
+    private long exchangeBlocks(String op, int opCode, Supplier<String> rule, Function<TensorHeader[], String> check,
+            Tensor x, Tensor out, boolean split) throws MPIException {
+        LocalCheck mine = LocalCheck.of(check, x, out);
+        boolean valid = mine.problem() == null;
+        TensorHeader h = mine.headers()[0];
+        long block = valid ? (split ? h.nbytes / size : h.nbytes) : 0;
+        Tensor w = valid ? TensorBytes.wireReady(x) : null;
+        Tensor target = valid ? TensorBytes.wireReady(out) : null;
+        long from = valid ? TensorBytes.address(w) : 0;
+        long into = valid ? TensorBytes.address(target) : 0;
+        long outBytes = split ? h.nbytes : size * h.nbytes;
+        if (valid && h.nbytes > 0 && from < into + outBytes && into < from + h.nbytes) { // x inside out: send a copy
+            w = w.clone();
+            from = TensorBytes.address(w);
+        }
+        int signature = valid ? blocks.signature(opCode, h) : BlockExchange.INVALID;
+        if (!blocks.exchange(signature, from, split ? block : 0, into, block, collective.chunkBytes())) {
+            throw disagreement(op, rule, mine);
+        }
+        finishInto(target, out);
+        Reference.reachabilityFence(w);
+        Reference.reachabilityFence(target);
+        return block;
     }
 
     /** Why {@code out} cannot take {@code numel} elements of {@code x}'s dtype, or null. */
@@ -435,15 +444,6 @@ public final class Communicator implements AutoCloseable {
             return "out is " + o + ", needs " + numel + " elements of " + x.type.label;
         }
         return null;
-    }
-
-    /** Writes received parts one after the other into a wire-ready tensor. */
-    private static void copyParts(Tensor[] parts, Tensor target) {
-        long at = 0;
-        for (Tensor p : parts) {
-            TensorBytes.copy(p, target, at, p.nbytes());
-            at += p.nbytes();
-        }
     }
 
     /** Copies a staged result back into the caller's tensor when it could not be used directly. */
@@ -584,8 +584,8 @@ public final class Communicator implements AutoCloseable {
         for (long off = 0; off < nbytes; off += chunk) {
             int len = (int) Math.min(chunk, nbytes - off);
             int count = len / staged.elementSize;
-            ByteBuffer in = TensorBytes.slice(inPlace ? work : x, off, len);
-            ByteBuffer out = receives ? TensorBytes.slice(work, off, len) : TensorBytes.EMPTY;
+            ByteBuffer in = TensorBytes.wire(inPlace ? work : x, off, len);
+            ByteBuffer out = receives ? TensorBytes.wire(work, off, len) : TensorBytes.EMPTY;
             if (root < 0) {
                 if (inPlace) {
                     comm.allReduce(out, count, staged.mpiType(), mpiOp);
@@ -701,54 +701,73 @@ public final class Communicator implements AutoCloseable {
     /**
      * The headers of {@code tensors}, once every rank has found the first one the same as its
      * own and {@code check} (given the headers) has found no problem on any rank; otherwise every
-     * rank throws, naming {@code rule} (built only then: this runs on every call), every rank's
-     * headers and this rank's problem. A tensor
-     * that cannot travel (null, an unsupported dtype) is such a problem too, so no rank is left
-     * waiting in the collective that would have followed.
+     * rank throws ({@link #disagreement}). A tensor that cannot travel (null, an unsupported
+     * dtype) is such a problem too, so no rank is left waiting in the collective that would have
+     * followed.
      */
     private TensorHeader[] agree(String op, Supplier<String> rule, Function<TensorHeader[], String> check,
             Tensor... tensors) throws MPIException {
-        int k = tensors.length;
-        TensorHeader[] mine = new TensorHeader[k];
-        String problem = null;
-        for (int i = 0; i < k; i++) {
-            try {
-                mine[i] = Outgoing.headerOf(tensors[i]);
-            } catch (CommunicationException e) {
-                problem = problem == null ? e.getMessage() : problem;
-            }
-        }
-        if (problem == null) {
-            problem = check.apply(mine);
-        }
-        long fp = mine[0] == null ? 0 : mine[0].fingerprint();
-        long[] range = {fp, -fp, problem == null ? 0 : 1};
+        LocalCheck mine = LocalCheck.of(check, tensors);
+        TensorHeader first = mine.headers()[0];
+        long fp = first == null ? 0 : first.fingerprint();
+        long[] range = {fp, -fp, mine.problem() == null ? 0 : 1};
         headerCollectives.allReduce(range, 3, MPI.LONG, MPI.MAX);
         if (range[0] == fp && -range[1] == fp && range[2] == 0) {
-            return mine;
+            return mine.headers();
         }
+        throw disagreement(op, rule, mine);
+    }
+
+    /**
+     * A rank's tensors as a collective checks them: their headers (null for a tensor that cannot
+     * travel) and this rank's problem with them, or null.
+     */
+    private record LocalCheck(TensorHeader[] headers, String problem) {
+        static LocalCheck of(Function<TensorHeader[], String> check, Tensor... tensors) {
+            TensorHeader[] headers = new TensorHeader[tensors.length];
+            String problem = null;
+            for (int i = 0; i < tensors.length; i++) {
+                try {
+                    headers[i] = Outgoing.headerOf(tensors[i]);
+                } catch (CommunicationException e) {
+                    problem = problem == null ? e.getMessage() : problem;
+                }
+            }
+            return new LocalCheck(headers, problem == null ? check.apply(headers) : problem);
+        }
+    }
+
+    /**
+     * Once every rank knows that some rank's tensors broke a collective's rule: gathers every
+     * rank's headers and returns the exception to throw, naming {@code rule} (built only now),
+     * every rank's tensors and this rank's own problem. Every rank must call it.
+     */
+    private CommunicationException disagreement(String op, Supplier<String> rule, LocalCheck mine)
+            throws MPIException {
+        TensorHeader[] headers = mine.headers();
+        int k = headers.length;
         ByteBuffer buf = HeaderBuffers.mine(k);
         for (int i = 0; i < k; i++) {
-            if (mine[i] == null) {
+            if (headers[i] == null) {
                 TensorHeader.writeInvalid(buf.asLongBuffer(), i * TensorHeader.LONGS, Outgoing.UNSENDABLE);
             } else {
-                mine[i].write(buf.asLongBuffer(), i * TensorHeader.LONGS);
+                headers[i].write(buf.asLongBuffer(), i * TensorHeader.LONGS);
             }
         }
         ByteBuffer all = HeaderBuffers.all(size * k);
         headerCollectives.allGather(buf, k * TensorHeader.BYTES, MPI.BYTE, all, k * TensorHeader.BYTES, MPI.BYTE);
         List<String> ranks = new ArrayList<>();
         for (int r = 0; r < size; r++) {
-            List<String> headers = new ArrayList<>();
+            List<String> described = new ArrayList<>();
             for (int i = 0; i < k; i++) {
                 int at = (r * k + i) * TensorHeader.LONGS;
-                headers.add(TensorHeader.isInvalid(all.asLongBuffer(), at) ? "(none)"
+                described.add(TensorHeader.isInvalid(all.asLongBuffer(), at) ? "(none)"
                         : TensorHeader.read(all.asLongBuffer(), at, op).toString());
             }
-            ranks.add("rank " + r + ": " + String.join(" into ", headers));
+            ranks.add("rank " + r + ": " + String.join(" into ", described));
         }
-        throw new CommunicationException(op + ": " + rule.get() + ", got " + String.join(", ", ranks)
-                + (problem == null ? "" : " (on rank " + rank + ": " + problem + ")"));
+        return new CommunicationException(op + ": " + rule.get() + ", got " + String.join(", ", ranks)
+                + (mine.problem() == null ? "" : " (on rank " + rank + ": " + mine.problem() + ")"));
     }
 
     /** The rule of the reductions and of bcastInto. */

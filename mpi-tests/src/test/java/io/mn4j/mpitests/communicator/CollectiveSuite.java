@@ -564,6 +564,71 @@ public class CollectiveSuite implements ScenarioSuite {
         stillWorks(c, check, prefix + "bad roots");
     }
 
+    /**
+     * allgatherInto and alltoallInto with blocks of a megabyte, far above Open MPI's eager limit:
+     * a peer's message longer than the receiving rank expects must be received into memory of its
+     * own. (Received into the output, cut short, Open MPI 4.1's single-copy transfer writes past the
+     * receive buffer: seen as a corrupted C heap.) Each output is a view with guard values after it,
+     * which must survive; a correct call afterwards must get every value right.
+     */
+    static void largeMismatches(Communicator c, Check check) {
+        int me = c.rank();
+        int n = c.size();
+        int last = n - 1;
+        long mib = 1L << 18; // float32 elements in a megabyte
+        check.throwsWith("allgatherInto, out too short on rank " + last + " (1 MiB blocks)", () ->
+                c.allgatherInto(Data.small(ScalarType.Float, new long[] {mib}, me), guarded(me == last ? 5 : n * mib, check,
+                        "allgatherInto, out too short")), "allgatherInto", "rank " + last + ": float32[" + mib + "] into float32[5]");
+        largeIntoWorks(c, check, "an allgatherInto out too short");
+        if (n == 1) {
+            return; // the other cases need a rank that differs from another
+        }
+        long mine = (me == last ? 2 : 1) * n * mib;
+        check.throwsWith("alltoallInto, x twice as long on rank " + last + " (1 MiB blocks)", () ->
+                c.alltoallInto(Data.small(ScalarType.Float, new long[] {mine}, me), guarded(mine, check,
+                        "alltoallInto, x twice as long")), "alltoallInto", "same dtype and shape",
+                "rank " + last + ": float32[" + 2 * n * mib + "]");
+        largeIntoWorks(c, check, "an alltoallInto x twice as long");
+        long gathered = (me == 0 ? 2 : 1) * mib;
+        check.throwsWith("allgatherInto, x twice as long on rank 0 (1 MiB blocks)", () ->
+                c.allgatherInto(Data.small(ScalarType.Float, new long[] {gathered}, me), guarded(n * gathered, check,
+                        "allgatherInto, x twice as long")), "allgatherInto", "rank 0: float32[" + 2 * mib + "]");
+        largeIntoWorks(c, check, "an allgatherInto x twice as long");
+    }
+
+    /**
+     * A float32 output of {@code elements}, followed in memory by guard values that are checked
+     * once the call has returned or thrown (registered to run at the next {@link #largeIntoWorks}).
+     */
+    private static Tensor guarded(long elements, Check check, String what) {
+        Tensor memory = Data.filled(ScalarType.Float, elements + 4096);
+        GUARDS.add(() -> check.isTrue(what + ": memory after the output untouched",
+                memory.narrow(0, elements, 4096).eq(new Scalar(3.0)).all().item_bool(), "an MPI transfer wrote past the output"));
+        return memory.narrow(0, 0, elements);
+    }
+
+    private static final List<Runnable> GUARDS = new ArrayList<>();
+
+    /** Checks the guards, then a correct allgatherInto and alltoallInto of megabyte blocks. */
+    private static void largeIntoWorks(Communicator c, Check check, String after) {
+        GUARDS.forEach(Runnable::run);
+        GUARDS.clear();
+        int n = c.size();
+        long mib = 1L << 18;
+        long call = STILL_WORKS_CALLS.incrementAndGet() * 1000;
+        Tensor out = Data.filled(ScalarType.Float, n * mib);
+        c.allgatherInto(Data.wide(ScalarType.Float, new long[] {mib}, call + c.rank()), out);
+        Tensor blocks = Data.filled(ScalarType.Float, n * mib);
+        c.alltoallInto(torch.cat(new TensorVector(Data.perRank(n, d -> Data.wide(ScalarType.Float, new long[] {mib},
+                call + 10L * c.rank() + d)).toArray(new Tensor[0]))), blocks);
+        for (int r = 0; r < n; r++) {
+            check.tensorsClose("allgatherInto from rank " + r + " after " + after,
+                    Data.wide(ScalarType.Float, new long[] {mib}, call + r), out.narrow(0, r * mib, mib), 0);
+            check.tensorsClose("alltoallInto from rank " + r + " after " + after,
+                    Data.wide(ScalarType.Float, new long[] {mib}, call + 10L * r + c.rank()), blocks.narrow(0, r * mib, mib), 0);
+        }
+    }
+
     static List<Tensor> fullList(int count) {
         List<Tensor> out = new ArrayList<>();
         for (int i = 0; i < count; i++) {
@@ -587,6 +652,7 @@ public class CollectiveSuite implements ScenarioSuite {
                 reductions(c, check, REDUCE_SHAPES, true, ""));
         s.put("allgatherInto and alltoallInto of every dtype and shape", (c, check) ->
                 intoCollectives(c, check, items, ""));
+        s.put("allgatherInto and alltoallInto: mismatched megabyte blocks", CollectiveSuite::largeMismatches);
         s.put("object collectives", (c, check) -> objects(c, check, ""));
         s.put("bad inputs are reported on every rank", (c, check) -> badInputs(c, check, ""));
         s.put("large tensors, three rounds (received memory is reused)", (c, check) -> {

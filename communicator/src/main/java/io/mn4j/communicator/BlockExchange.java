@@ -1,0 +1,146 @@
+package io.mn4j.communicator;
+
+import java.nio.ByteBuffer;
+import mpi.Intracomm;
+import mpi.MPI;
+import mpi.MPIException;
+import mpi.Message;
+import mpi.Request;
+import mpi.Status;
+
+/**
+ * Equal blocks moved point to point straight between tensors' memories, for
+ * {@link Communicator#allgatherInto} and {@link Communicator#alltoallInto}, checked without a
+ * round of its own: every message's tag is its sender's signature (operation, dtype and shape),
+ * and every receiver compares the tags and byte counts it gets with its own. Each rank receives
+ * from every other, so each sees every signature, and a mismatch anywhere is seen by every rank:
+ * all of them report it, and none waits for a message that will not come.
+ *
+ * <p>Why not an agreement round and then {@code MPI_Allgather}/{@code MPI_Alltoall}: the round
+ * is a second synchronisation of all ranks per call. On two ranks it cost about as much as the
+ * point-to-point messages save; on four ranks sharing two cores it cost 15–45 µs at 1 MiB, while
+ * these messages ran at {@code MPI_Alltoall}'s speed and 30 % faster than {@code MPI_Allgather}.
+ *
+ * <p>A rank with invalid input still takes part, with empty messages tagged {@link #INVALID}; a
+ * message that does not match is received into memory of its own (never cut short into the
+ * output), so that nothing is left unreceived. Blocks larger than the chunk size send their first chunk before the
+ * others, so the rest goes only once every rank knows that every signature matched; mismatched
+ * ranks never post chunks their peers do not expect.
+ */
+final class BlockExchange {
+    /** The tag of a rank with invalid input; signatures are never this. */
+    static final int INVALID = 0;
+    /** The tag of the chunks after the first, once signatures matched. */
+    private static final int MORE = 1;
+
+    private final Intracomm comm;
+    private final int rank;
+    private final int size;
+    private final int tagBits;
+
+    BlockExchange(Intracomm comm) throws MPIException {
+        this.comm = comm;
+        this.rank = comm.getRank();
+        this.size = comm.getSize();
+        // Tags below 2^tagBits are valid: MPI guarantees an upper bound of at least 32767. (The
+        // bound is an attribute of MPI_COMM_WORLD only; it holds for every communicator.)
+        long tagUpperBound = (Integer) MPI.COMM_WORLD.getAttr(MPI.TAG_UB);
+        this.tagBits = Math.min(30, 63 - Long.numberOfLeadingZeros(tagUpperBound + 1));
+    }
+
+    /**
+     * The tag of a valid call: the dtype's code (1 to 9) in the top four bits, so that two dtypes
+     * of one element size are never confused and the tag is never {@link #INVALID} or
+     * {@link #MORE}, and below them a hash of the operation and the shape. Calls of the same
+     * dtype and byte count whose shapes differ go unnoticed with a chance of one in 2^26 (their
+     * bytes are in the same order); blocks beyond the chunk size whose hashes collided would
+     * leave the later chunks unmatched.
+     */
+    int signature(int op, TensorHeader h) {
+        long hash = (h.fingerprint() * 31 + op) * 0x9E3779B97F4A7C15L;
+        int shapeBits = tagBits - 4;
+        return h.type.code << shapeBits | (int) ((hash >>> 20) & ((1L << shapeBits) - 1));
+    }
+
+    /**
+     * Sends block {@code p} of the bytes at {@code from} ({@code [p * sendStride, p * sendStride +
+     * block)}) to every rank p and writes the block from rank p at {@code into + p * block}, this
+     * rank's own block copied. Returns true if every rank passed this rank's signature (and it is
+     * not {@link #INVALID}), in which case {@code into} holds every block; false on every rank
+     * otherwise, with {@code into} unspecified. The addresses are of memory the caller keeps alive
+     * and that does not overlap; they are not read when the signature is {@link #INVALID}.
+     */
+    boolean exchange(int signature, long from, long sendStride, long into, long block, long chunkBytes)
+            throws MPIException {
+        boolean valid = signature != INVALID;
+        long first = valid ? Math.min(block, chunkBytes) : 0;
+        Request[] sends = new Request[size];
+        // Staggered peers, so that the ranks do not all start with rank 0.
+        for (int i = 1; i < size; i++) {
+            int dst = (rank + i) % size;
+            sends[dst] = comm.iSend(buffer(from + dst * sendStride, first), (int) first, MPI.BYTE, dst, signature);
+        }
+        if (valid) { // while the peers pull this rank's blocks
+            TensorBytes.copy(from + rank * sendStride, into + rank * block, block);
+        }
+        boolean agreed = valid;
+        Request[] receives = new Request[size];
+        for (int i = 1; i < size; i++) {
+            int src = (rank + size - i) % size;
+            // Each message is looked at before it is received: a receive shorter than its message
+            // is MPI_ERR_TRUNCATE, and Open MPI 4.1's single-copy transfer then writes past the
+            // receive buffer (seen: 4080 bytes beyond a 16-byte buffer, from a 100 kB message).
+            Message m = new Message();
+            Status s = m.mProbe(src, MPI.ANY_TAG, comm);
+            int count = s.getCount(MPI.BYTE);
+            if (agreed && s.getTag() == signature && count == first) {
+                receives[src] = m.imRecv(buffer(into + src * block, first), (int) first, MPI.BYTE);
+            } else {
+                agreed = false;
+                discard(m, count);
+            }
+        }
+        waitAll(receives);
+        waitAll(sends);
+        if (agreed) {
+            for (long off = first; off < block; off += chunkBytes) {
+                exchangeChunk(from + off, sendStride, into + off, block, Math.min(chunkBytes, block - off));
+            }
+        }
+        return agreed;
+    }
+
+    /** Receives a message that does not belong in the output into memory of its own size, and frees it. */
+    private static void discard(Message m, int count) throws MPIException {
+        ByteBuffer scratch = count == 0 ? TensorBytes.EMPTY : ByteBuffer.allocateDirect(count);
+        m.mRecv(scratch, count, MPI.BYTE);
+    }
+
+    private static void waitAll(Request[] requests) throws MPIException {
+        for (Request r : requests) {
+            if (r != null) {
+                r.waitFor();
+            }
+        }
+    }
+
+    private void exchangeChunk(long from, long sendStride, long into, long block, long len) throws MPIException {
+        Request[] requests = new Request[2 * (size - 1)];
+        int n = 0;
+        for (int i = 1; i < size; i++) {
+            int src = (rank + size - i) % size;
+            requests[n++] = comm.iRecv(buffer(into + src * block, len), (int) len, MPI.BYTE, src, MORE);
+        }
+        for (int i = 1; i < size; i++) {
+            int dst = (rank + i) % size;
+            requests[n++] = comm.iSend(buffer(from + dst * sendStride, len), (int) len, MPI.BYTE, dst, MORE);
+        }
+        for (Request r : requests) {
+            r.waitFor();
+        }
+    }
+
+    private static ByteBuffer buffer(long address, long length) {
+        return length == 0 ? TensorBytes.EMPTY : TensorBytes.wire(address, length);
+    }
+}
