@@ -7,6 +7,8 @@
  *   allgather  MPI_Allgather,  each rank contributes BYTES
  *   alltoall   MPI_Alltoall,   each rank's send buffer is BYTES, split into P equal blocks
  *   allreduce  MPI_Allreduce(MPI_SUM) of BYTES of float, separate send and receive buffers
+ * Buffers: one send and one receive buffer per op, at the largest size and a 2 MiB boundary; the
+ * smaller sizes use prefixes (the Java side places its tensors the same way).
  * Method: per op, a global warm-up at the smallest size; then per size: barrier, WARMUP untimed
  * ops, then REPEATS times {barrier; time ITERS ops; per-op time = elapsed / ITERS; for
  * collectives the maximum over ranks}. ITERS = clamp(16 MiB / BYTES, 2, 100), so repeats are short

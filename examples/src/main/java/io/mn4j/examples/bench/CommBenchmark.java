@@ -60,7 +60,9 @@ import picocli.CommandLine.Option;
  *       preallocated tensors, no mn4j: in the same launch as the Communicator's rows, they
  *       separate what mn4j adds from what the JVM process and the launch do.</li>
  * </ul>
- * Inputs are allocated and filled outside the timed loops. Each operation runs inside a
+ * Inputs and the preallocated outputs are allocated and filled outside the timed loops, once per
+ * operation at the largest size and at a 2 MiB boundary, the smaller sizes using prefixes, as
+ * the C program's buffers are. Each operation runs inside a
  * {@link PointerScope}, so results and temporaries are freed right after it (inside the timed
  * loop, as a program that does not leak would do). Method: per op, a global warm-up at the
  * smallest size; then per size: barrier, warm-up operations, then {@code repeats} times {barrier;
