@@ -71,12 +71,14 @@ public final class Communicator implements AutoCloseable {
         this.rank = comm.getRank();
         this.size = comm.getSize();
         long chunk = Long.getLong("mn4j.chunkBytes", DEFAULT_CHUNK_BYTES);
-        // Private duplicates: mn4j's own traffic never matches a user's message.
+        // Private duplicates: mn4j's own traffic never matches a user's message (the world
+        // communicator is MPI_COMM_WORLD itself, which a program may use directly too).
+        Intracomm headers = dup(comm);
         Intracomm payloads = dup(comm);
         Intracomm collHeaders = dup(comm);
         Intracomm collPayloads = dup(comm);
         this.headerCollectives = collHeaders;
-        this.p2p = new Wire(comm, payloads, chunk);
+        this.p2p = new Wire(headers, payloads, chunk);
         this.collective = new Wire(collHeaders, collPayloads, chunk);
         this.blocks = new BlockExchange(dup(comm));
         Intracomm node = comm.splitType(Intracomm.TYPE_SHARED, rank, MPI.INFO_NULL);

@@ -8,11 +8,16 @@ import io.mn4j.mpitests.Scenario;
 import io.mn4j.mpitests.ScenarioSuite;
 import io.mn4j.mpitests.communicator.Data.Item;
 import java.io.Serializable;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.IntBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import mpi.MPI;
+import mpi.Request;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch.ScalarType;
@@ -452,6 +457,41 @@ public class P2pSuite implements ScenarioSuite {
                         int[] arr = c.recvObj(peer, 61);
                         check.isTrue("int[] from " + peer, Arrays.equals(new int[] {peer, me, me * peer}, arr),
                                 "got " + Arrays.toString(arr));
+                    }
+                }
+            });
+        });
+
+        s.put("a program's own messages on MPI_COMM_WORLD never meet mn4j's", (c, check) -> {
+            // The world Communicator wraps MPI_COMM_WORLD: a raw message with the same peer and tag,
+            // sent first, must reach the raw receive, not mn4j's header receive, and back.
+            int me = c.rank();
+            if (c.size() == 1) { // to oneself, nonblocking: the raw message first again
+                IntBuffer rawOut = ByteBuffer.allocateDirect(12).order(ByteOrder.nativeOrder()).asIntBuffer();
+                rawOut.put(new int[] {0, 0, 7});
+                Request raw = MPI.COMM_WORLD.iSend(rawOut, 3, MPI.INT, 0, 80);
+                SendHandle sent = c.isend(Data.wide(ScalarType.Float, new long[] {5}, seed(0, 0, 7)), 0, 80);
+                check.tensorsClose("mn4j tensor from oneself after a raw message",
+                        Data.wide(ScalarType.Float, new long[] {5}, seed(0, 0, 7)), c.irecv(0, 80).waitFor(), 0);
+                int[] got = new int[3];
+                MPI.COMM_WORLD.recv(got, 3, MPI.INT, 0, 80);
+                check.isTrue("raw message from oneself", Arrays.equals(new int[] {0, 0, 7}, got), "got " + Arrays.toString(got));
+                raw.waitFor();
+                sent.waitFor();
+                return;
+            }
+            forEachPair(c, (peer, first) -> {
+                for (int round = 0; round < 2; round++) {
+                    if ((round == 0) == first) {
+                        MPI.COMM_WORLD.send(new int[] {me, peer, round}, 3, MPI.INT, peer, 80);
+                        c.send(Data.wide(ScalarType.Float, new long[] {5}, seed(me, peer, round)), peer, 80);
+                    } else {
+                        check.tensorsClose("mn4j tensor from " + peer + " after a raw message",
+                                Data.wide(ScalarType.Float, new long[] {5}, seed(peer, me, round)), c.recv(peer, 80), 0);
+                        int[] raw = new int[3];
+                        MPI.COMM_WORLD.recv(raw, 3, MPI.INT, peer, 80);
+                        check.isTrue("raw message from " + peer, Arrays.equals(new int[] {peer, me, round}, raw),
+                                "got " + Arrays.toString(raw));
                     }
                 }
             });
