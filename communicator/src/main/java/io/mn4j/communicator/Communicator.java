@@ -426,7 +426,7 @@ public final class Communicator implements AutoCloseable {
         long from = valid ? TensorBytes.address(w) : 0;
         long into = valid ? TensorBytes.address(target) : 0;
         long outBytes = split ? h.nbytes : size * h.nbytes;
-        if (valid && h.nbytes > 0 && from < into + outBytes && into < from + h.nbytes) { // x inside out: send a copy
+        if (valid && TensorBytes.overlap(from, h.nbytes, into, outBytes)) { // x inside out: send a copy
             w = w.clone();
             from = TensorBytes.address(w);
         }

@@ -31,9 +31,12 @@ final class TensorBytes {
         if (a.is_cuda() != b.is_cuda() || a.numel() == 0 || b.numel() == 0) {
             return false;
         }
-        long aStart = a.data_ptr().address();
-        long bStart = b.data_ptr().address();
-        return aStart < bStart + extent(b) && bStart < aStart + extent(a);
+        return overlap(a.data_ptr().address(), extent(a), b.data_ptr().address(), extent(b));
+    }
+
+    /** Whether bytes [a, a + aBytes) and [b, b + bBytes) share any byte (none when either is empty). */
+    static boolean overlap(long a, long aBytes, long b, long bBytes) {
+        return aBytes > 0 && bBytes > 0 && a < b + bBytes && b < a + aBytes;
     }
 
     /** Bytes from a non-empty tensor's first element to the end of the last one its strides reach. */

@@ -30,6 +30,9 @@ class TensorBytesTest {
                     "the strided column's span covers elements it skips: conservative, not exact");
             assertFalse(TensorBytes.overlap(base.narrow(0, 3, 0), base), "an empty tensor shares nothing");
             assertFalse(TensorBytes.overlap(base, torch.zeros(20)), "separate allocations");
+            assertTrue(TensorBytes.overlap(100, 10, 109, 5), "byte ranges sharing one byte");
+            assertFalse(TensorBytes.overlap(100, 10, 110, 5), "adjacent byte ranges");
+            assertFalse(TensorBytes.overlap(100, 0, 100, 5), "an empty byte range");
         }
     }
 

@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
@@ -393,9 +394,10 @@ public final class CommBenchmark implements Callable<Integer> {
             long iters = itersFor(bytes);
             Tensor x = prefix(xAll, bytes);
             // The allocating alltoall sends x's blocks, as MPI_Alltoall does.
-            List<Tensor> parts = new java.util.ArrayList<>();
+            long blockElements = bytes / size / Float.BYTES;
+            List<Tensor> parts = new ArrayList<>();
             for (int p = 0; p < size; p++) {
-                parts.add(x.narrow(0, p * (bytes / size / Float.BYTES), bytes / size / Float.BYTES));
+                parts.add(x.narrow(0, p * blockElements, blockElements));
             }
             Tensor gathered = prefix(gatheredAll, bytes * size);
             Tensor exchanged = prefix(exchangedAll, bytes);
