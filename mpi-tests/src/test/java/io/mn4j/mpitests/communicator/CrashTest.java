@@ -8,6 +8,8 @@ import io.mn4j.mpitests.MpiLauncher;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import org.junit.jupiter.api.io.CleanupMode;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -24,8 +26,7 @@ class CrashTest {
 
     @ParameterizedTest(name = "{1} with {0} ranks")
     @CsvSource({"3, collective", "2, recv", "2, run", "2, killed", "3, killed"})
-    void oneRankThrowsTheJobEnds(int ranks, String mode) throws Exception {
-        Path dir = Files.createTempDirectory("mn4j-crash-" + mode + "-");
+    void oneRankThrowsTheJobEnds(int ranks, String mode, @TempDir(cleanup = CleanupMode.ON_SUCCESS) Path dir) throws Exception {
         MpiLauncher.Result r = MpiLauncher.run(ranks, CrashMain.class.getName(), List.of(dir.toString(), mode), dir,
                 TIMEOUT_SECONDS);
         long endedAt = System.currentTimeMillis();

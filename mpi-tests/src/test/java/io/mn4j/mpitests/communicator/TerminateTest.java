@@ -10,6 +10,8 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.io.CleanupMode;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -24,8 +26,7 @@ class TerminateTest {
 
     @ParameterizedTest(name = "{0} ranks")
     @ValueSource(ints = {2, 3})
-    void sigtermWhileInMpiEndsTheJobWithoutACrash(int ranks) throws Exception {
-        Path dir = Files.createTempDirectory("mn4j-terminate-");
+    void sigtermWhileInMpiEndsTheJobWithoutACrash(int ranks, @TempDir(cleanup = CleanupMode.ON_SUCCESS) Path dir) throws Exception {
         long[] signalledAt = {0};
         MpiLauncher.Result r = MpiLauncher.run(ranks, TerminateMain.class.getName(), List.of(dir.toString()), dir,
                 TIMEOUT_SECONDS, job -> {

@@ -18,6 +18,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.zip.GZIPInputStream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.CleanupMode;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The example programs under mpirun on a reduced problem: the model-parallel {@code Train} gives
@@ -68,8 +70,7 @@ class ExamplesTest {
     }
 
     @Test
-    void modelParallelTrainMatchesOneRank() throws Exception {
-        Path base = Files.createTempDirectory("mn4j-train-");
+    void modelParallelTrainMatchesOneRank(@TempDir(cleanup = CleanupMode.ON_SUCCESS) Path base) throws Exception {
         List<List<double[]>> runs = new ArrayList<>();
         for (int np : new int[] {1, 2, 4}) {
             Path out = base.resolve("np" + np);
@@ -95,8 +96,7 @@ class ExamplesTest {
     }
 
     @Test
-    void otherExamplesRunAndLearn() throws Exception {
-        Path base = Files.createTempDirectory("mn4j-examples-");
+    void otherExamplesRunAndLearn(@TempDir(cleanup = CleanupMode.ON_SUCCESS) Path base) throws Exception {
         record Run(Class<?> main, int ranks) {
         }
         for (Run run : List.of(new Run(TrainDataParallel.class, 2), new Run(TrainEnsemble.class, 2),
@@ -120,8 +120,7 @@ class ExamplesTest {
     }
 
     @Test
-    void badInputsEndTheJobWithAClearMessage() throws Exception {
-        Path base = Files.createTempDirectory("mn4j-bad-");
+    void badInputsEndTheJobWithAClearMessage(@TempDir(cleanup = CleanupMode.ON_SUCCESS) Path base) throws Exception {
         // no data where --data points
         Path empty = Files.createDirectories(base.resolve("empty"));
         MpiLauncher.Result missing = launch(2, Train.class, base.resolve("missing"), List.of("--data", empty.toString()));

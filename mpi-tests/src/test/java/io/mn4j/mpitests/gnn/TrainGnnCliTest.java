@@ -19,6 +19,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.CleanupMode;
+import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 /**
@@ -71,8 +73,7 @@ class TrainGnnCliTest {
     }
 
     @Test
-    void partitionWritesADirectoryTrainGnnTrainsOn() throws Exception {
-        Path base = Files.createTempDirectory("mn4j-traingnn-cli-");
+    void partitionWritesADirectoryTrainGnnTrainsOn(@TempDir(cleanup = CleanupMode.ON_SUCCESS) Path base) throws Exception {
         String[] r = inProcess(new Partition(), "--data", "cora", "--parts", "2", "--method", "ldg", "--out", base.resolve("parts").toString());
         assertEquals("0", r[0], () -> r[1] + r[2]);
         for (String s : List.of("2708 nodes", "partitioned by ldg into 2 parts", "edge cut:", "balance (largest / mean): nodes",
@@ -92,12 +93,10 @@ class TrainGnnCliTest {
         assertTrue(t.output().contains("test accuracy at the best validation epoch"), t::describe);
         assertEquals(4, Files.readAllLines(out.resolve("epochs.csv")).size(), "header and 3 epochs");
         assertTrue(Files.size(out.resolve("curves.png")) > 1000, "curves.png written");
-        deleteRecursively(base);
     }
 
     @Test
-    void defaultSyntheticPathOnASmallGraphLearns() throws Exception {
-        Path out = Files.createTempDirectory("mn4j-traingnn-syn-");
+    void defaultSyntheticPathOnASmallGraphLearns(@TempDir(cleanup = CleanupMode.ON_SUCCESS) Path out) throws Exception {
         MpiLauncher.Result t = trainGnn(out, "--nodes", "4000", "--epochs", "30", "--hidden", "16", "--mode", "oneshot",
                 "--partitioner", "ldg", "--no-plot");
         assertFalse(t.timedOut(), t::describe);
@@ -123,12 +122,10 @@ class TrainGnnCliTest {
         assertTrue(bytes > aggregation, "all bytes include the gradient all-reduce too");
         String last = t.output().strip().lines().reduce((a, b) -> b).orElse("");
         assertTrue(last.startsWith("test accuracy at the best validation epoch"), "the final line: " + last);
-        deleteRecursively(out);
     }
 
     @Test
-    void badPartitionDirectoriesEndTheJobOnEveryRank() throws Exception {
-        Path base = Files.createTempDirectory("mn4j-traingnn-bad-");
+    void badPartitionDirectoriesEndTheJobOnEveryRank(@TempDir(cleanup = CleanupMode.ON_SUCCESS) Path base) throws Exception {
 
         MpiLauncher.Result missing = trainGnn(base.resolve("missing"), "--partitions", base.resolve("nowhere").toString());
         assertFailedOnEveryRank(missing, "nowhere");
@@ -144,16 +141,6 @@ class TrainGnnCliTest {
         Path four = partitionCora(base.resolve("four"), 4);
         MpiLauncher.Result mismatch = trainGnn(base.resolve("mismatch"), "--partitions", four.toString());
         assertFailedOnEveryRank(mismatch, "split into 4 partitions but the job expects 2");
-        deleteRecursively(base);
-    }
-
-    /** Removes a test's files once it passed (a failed test keeps them for a look). */
-    static void deleteRecursively(Path dir) throws IOException {
-        try (var paths = Files.walk(dir)) {
-            for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
     }
 
     private static void assertFailedOnEveryRank(MpiLauncher.Result r, String fragment) throws IOException {
