@@ -24,8 +24,9 @@ import mpi.Status;
  * <p>A rank with invalid input still takes part, with empty messages tagged {@link #INVALID}. A
  * message that does not match is received into memory of its own, never cut short into the
  * output, so that nothing is left unreceived. Blocks larger than the chunk size send their first
- * chunk before the others, and the rest only once every rank knows that every signature matched:
- * ranks never post chunks their peers do not expect.
+ * chunk before the others, and the rest only once every rank knows that every signature matched
+ * and, by a small all-reduce, that every block has the same size: ranks never post chunks their
+ * peers do not expect.
  */
 final class BlockExchange {
     /** The tag of a rank with invalid input; signatures are never this. */
@@ -53,8 +54,8 @@ final class BlockExchange {
      * of one element size are never confused and the tag is never {@link #INVALID} or
      * {@link #MORE}, and below them a hash of the operation and the shape. Calls of the same
      * dtype and byte count whose shapes differ go unnoticed with a chance of one in 2^26 (their
-     * bytes are in the same order); blocks beyond the chunk size whose hashes collided would
-     * leave the later chunks unmatched.
+     * bytes are in the same order). Blocks of more than one chunk are compared by size as well
+     * ({@link #exchange}), so a collision never leaves a chunk unmatched.
      */
     int signature(int op, TensorHeader h) {
         long hash = (h.fingerprint() * 31 + op) * 0x9E3779B97F4A7C15L;
@@ -102,12 +103,24 @@ final class BlockExchange {
         }
         waitAll(receives);
         waitAll(sends);
+        if (agreed && first == chunkBytes) {
+            // Equal first chunks, so every rank is here: beyond the first chunk, the signatures
+            // alone (a hash) must not decide how many chunks a rank posts.
+            agreed = sameOnEveryRank(block);
+        }
         if (agreed) {
             for (long off = first; off < block; off += chunkBytes) {
                 exchangeChunk(from + off, sendStride, into + off, block, Math.min(chunkBytes, block - off));
             }
         }
         return agreed;
+    }
+
+    /** Whether every rank passed this {@code value}: one all-reduce of its maximum and its negation's. */
+    private boolean sameOnEveryRank(long value) throws MPIException {
+        long[] range = {value, -value};
+        comm.allReduce(range, 2, MPI.LONG, MPI.MAX);
+        return range[0] == value && -range[1] == value;
     }
 
     /** Receives a message that does not belong in the output into memory of its own size (an error path). */

@@ -92,7 +92,8 @@ final class TensorBytes {
      */
     private static final class WireBuffers {
         static final ThreadLocal<WireBuffers> MINE = ThreadLocal.withInitial(WireBuffers::new);
-        private static final int ENTRIES = 8;
+        /** An all-to-all on P ranks hands MPI 2(P - 1) buffers per call: enough for 16 ranks. */
+        private static final int ENTRIES = 32;
         private final long[] addresses = new long[ENTRIES];
         private final long[] lengths = new long[ENTRIES];
         private final ByteBuffer[] buffers = new ByteBuffer[ENTRIES];
