@@ -19,7 +19,9 @@
 # Runs, for 2 ranks (one per core) ping-pong and the collectives, for 4 ranks (oversubscribed,
 # yielding) the collectives; C and Java alternate per operation so that both see similar load.
 # Java rows per collective: the allocating op (new tensors), its Into variant (a preallocated
-# output, as C), and C's call through Open MPI's Java bindings alone (no mn4j, a reference).
+# output, as C), and C's call through Open MPI's Java bindings alone (no mn4j, a reference). C
+# also runs allgather_alloc and alltoall_alloc, the allocating operations' work (sizes first, then
+# new memory), as the reference of the allocating Java rows.
 # Writes bench-results/comm-raw.csv (impl,op,ranks,bytes,seconds_per_op,bandwidth; one line per
 # round),
 # bench-results/comm.csv (joined, with Java/C ratios), bench-results/comm.png (the ratios against
@@ -124,7 +126,9 @@ if [ "$join_only" = 0 ]; then
     sed -i "$((mark + 1)),\$ s/^java,pingpong,/java,pingpong_jcpp_default,/" "$work/lines.csv"
     for np in 2 4; do
       for op in allgather alltoall allreduce; do
-        run "$np" c "$op"
+        # allgather_alloc, alltoall_alloc: C doing the allocating operations' work (sizes first,
+        # then new memory), the reference of mn4j's allocating allgather and alltoall.
+        if [ "$op" = allreduce ]; then run "$np" c "$op"; else run "$np" c "$op,${op}_alloc"; fi
         # allgather_into, ...: the same operation into a preallocated tensor, as C does;
         # allgather_mpijava, ...: C's call through the Java bindings, no mn4j (a reference).
         run "$np" java "$op,${op}_into,${op}_mpijava"
@@ -157,8 +161,8 @@ awk -F, -v csv="$out/comm.csv" '
     rounds[k1] = rounds[k1] " " $5
     if ($1 == "java" && !(key in seen)) { seen[key] = 1; order[n++] = key } }
   END {
-    print "op,ranks,bytes,c_seconds_per_op,java_seconds_per_op,c_bandwidth,java_bandwidth,java_over_c_bandwidth,java_over_c_bandwidth_median,java_over_bindings_median" > csv
-    printf "%-16s %5s %9s %12s %12s %10s %10s %8s %8s %8s  %s\n", "op", "ranks", "size", "C us", "Java us", "C MB/s", "Java MB/s", "Java/C", "median", "/bind.", "target (best round)"
+    print "op,ranks,bytes,c_seconds_per_op,java_seconds_per_op,c_bandwidth,java_bandwidth,java_over_c_bandwidth,java_over_c_bandwidth_median,java_over_bindings_median,java_over_c_alloc_median" > csv
+    printf "%-16s %5s %9s %12s %12s %10s %10s %8s %8s %8s %8s  %s\n", "op", "ranks", "size", "C us", "Java us", "C MB/s", "Java MB/s", "Java/C", "median", "/bind.", "/C alloc", "target (best round)"
     for (i = 0; i < n; i++) {
       split(order[i], k, ","); op = k[1]; ranks = k[2]; bytes = k[3]
       cop = op; sub(/_.*/, "", cop)   # pingpong_into, allgather_into, ...: against the plain C op
@@ -173,12 +177,15 @@ awk -F, -v csv="$out/comm.csv" '
         for (j = 1; j <= nj && j <= nb; j++) list = list " " tb[j] / tj[j]
         bind = sprintf("%.4f", median(list))
       }
+      # The allocating allgather/alltoall against C doing the same work (allgather_alloc, ...).
+      ak = "c," op "_alloc," ranks "," bytes; alloc = ""
+      if (ak in rounds) alloc = sprintf("%.4f", median(rounds[ak]) / median(rounds[jk]))
       target = ""
       if (bytes >= 1048576) target = ratio >= 0.9 ? "ok (>=0.9)" : "MISSED (<0.9)"
       if (bytes == 8 && op ~ /^pingpong/) target = sec[jk] <= 5e-6 ? "ok (<=5us)" : "MISSED (>5us)"
       if (op ~ /_mpijava$/) target = "(reference: raw Java bindings, no mn4j)"
-      printf "%s,%s,%s,%s,%s,%s,%s,%.4f,%.4f,%s\n", op, ranks, bytes, sec[ck], sec[jk], bw[ck], bw[jk], ratio, med, bind >> csv
-      printf "%-16s %5s %9s %12.2f %12.2f %10.1f %10.1f %8.3f %8.3f %8s  %s\n", op, ranks, human(bytes), sec[ck] * 1e6, sec[jk] * 1e6, bw[ck] / 1e6, bw[jk] / 1e6, ratio, med, (bind == "" ? "" : sprintf("%.3f", bind)), target
+      printf "%s,%s,%s,%s,%s,%s,%s,%.4f,%.4f,%s,%s\n", op, ranks, bytes, sec[ck], sec[jk], bw[ck], bw[jk], ratio, med, bind, alloc >> csv
+      printf "%-16s %5s %9s %12.2f %12.2f %10.1f %10.1f %8.3f %8.3f %8s %8s  %s\n", op, ranks, human(bytes), sec[ck] * 1e6, sec[jk] * 1e6, bw[ck] / 1e6, bw[jk] / 1e6, ratio, med, (bind == "" ? "" : sprintf("%.3f", bind)), (alloc == "" ? "" : sprintf("%.3f", alloc)), target
     }
   }' "$raw"
 
@@ -187,7 +194,8 @@ echo
 echo "Time per op is the $stat of $repeats timed repeats (collectives: slowest rank), best of $rounds round(s)"
 echo "(column median: ratio of the medians of the rounds instead;"
 echo "column /bind.: median over rounds of the row against the bindings alone in the same launch, which"
-echo "sees the same phases of the machine: what mn4j itself costs);"
+echo "sees the same phases of the machine: what mn4j itself costs; column /C alloc: the allocating"
+echo "allgather/alltoall against C doing their work, sizes first and then new memory, ratio of medians);"
 echo "bandwidth = per-rank bytes / time."
 echo "Java allgather/alltoall/allreduce/recv allocate their result tensors inside the op (part of the cost);"
 echo "allgather_into/alltoall_into/allreduce_into/pingpong_into write into a preallocated tensor, as the C program does."

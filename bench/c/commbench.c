@@ -7,6 +7,11 @@
  *   allgather  MPI_Allgather,  each rank contributes BYTES
  *   alltoall   MPI_Alltoall,   each rank's send buffer is BYTES, split into P equal blocks
  *   allreduce  MPI_Allreduce(MPI_SUM) of BYTES of float, separate send and receive buffers
+ *   allgather_alloc, alltoall_alloc
+ *              the same data with the work of an operation whose receivers do not know the
+ *              sizes and get new memory, as mn4j's allocating allgather/alltoall: the sizes first
+ *              (MPI_Allgather / MPI_Alltoall of one long), then malloc of the received total,
+ *              MPI_Allgatherv / MPI_Alltoallv into it, free
  * Buffers: one send and one receive buffer per op, at the largest size and a 2 MiB boundary; the
  * smaller sizes use prefixes (the Java side places its tensors the same way).
  * Method: per op, a global warm-up at the smallest size; then per size: barrier, WARMUP untimed
@@ -17,7 +22,8 @@
  * Output: CSV lines impl,op,ranks,bytes,seconds_per_op,bandwidth (bytes/s) on rank 0.
  *
  * Build: mpicc -O2 -o commbench commbench.c
- * Usage: mpirun -np N commbench [--ops pingpong,allgather,alltoall,allreduce] [--quick]
+ * Usage: mpirun -np N commbench [--ops pingpong,allgather,alltoall,allreduce,allgather_alloc,alltoall_alloc]
+ *                               [--quick]
  *                               [--stat median|min] [--repeats R] [--out FILE]
  */
 #include <mpi.h>
@@ -126,13 +132,42 @@ static void pingpong(FILE *out, int rank, int size) {
     free(buf);
 }
 
-enum coll { ALLGATHER, ALLTOALL, ALLREDUCE };
+enum coll { ALLGATHER, ALLTOALL, ALLREDUCE, ALLGATHER_ALLOC, ALLTOALL_ALLOC };
+static const char *const COLL_NAMES[] = {"allgather", "alltoall", "allreduce", "allgather_alloc", "alltoall_alloc"};
+
+/* Sizes first, then a new receive buffer (see the header): one call of the _alloc operations. */
+static void exchange_alloc(enum coll which, const float *send, long bytes, int size, long *sizes, int *counts,
+                           int *displs, int *sendCounts, int *sendDispls) {
+    long block = which == ALLTOALL_ALLOC ? bytes / size : bytes;
+    long mine[1] = {block};
+    long *got = sizes;
+    if (which == ALLGATHER_ALLOC) {
+        MPI_Allgather(mine, 1, MPI_LONG, got, 1, MPI_LONG, MPI_COMM_WORLD);
+    } else {
+        long *blocks = sizes + size; /* the second half of sizes: what this rank sends to each */
+        for (int p = 0; p < size; p++) blocks[p] = block;
+        MPI_Alltoall(blocks, 1, MPI_LONG, got, 1, MPI_LONG, MPI_COMM_WORLD);
+    }
+    long total = 0;
+    for (int p = 0; p < size; p++) { counts[p] = (int) got[p]; displs[p] = (int) total; total += got[p]; }
+    char *recv = malloc(total);
+    if (which == ALLGATHER_ALLOC) {
+        MPI_Allgatherv(send, (int) block, MPI_BYTE, recv, counts, displs, MPI_BYTE, MPI_COMM_WORLD);
+    } else {
+        for (int p = 0; p < size; p++) { sendCounts[p] = (int) block; sendDispls[p] = (int) (p * block); }
+        MPI_Alltoallv(send, sendCounts, sendDispls, MPI_BYTE, recv, counts, displs, MPI_BYTE, MPI_COMM_WORLD);
+    }
+    free(recv);
+}
 
 static void collective(FILE *out, enum coll which, int rank, int size) {
-    const char *name = which == ALLGATHER ? "allgather" : which == ALLTOALL ? "alltoall" : "allreduce";
+    const char *name = COLL_NAMES[which];
+    long *sizes = malloc(sizeof(long) * 2 * size);
+    int *counts = malloc(sizeof(int) * size), *displs = malloc(sizeof(int) * size);
+    int *sendCounts = malloc(sizeof(int) * size), *sendDispls = malloc(sizeof(int) * size);
     long maxBytes = quick ? (1L << 20) : COLL_MAX;
     float *send = alloc_floats(maxBytes);
-    float *recv = alloc_floats(which == ALLGATHER ? maxBytes * size : maxBytes);
+    float *recv = alloc_floats(which == ALLGATHER || which == ALLGATHER_ALLOC ? maxBytes * size : maxBytes);
     double *t = malloc(sizeof(double) * repeats);
     long global = quick ? COLL_GLOBAL_WARMUP / 20 : COLL_GLOBAL_WARMUP;
     for (long bytes = COLL_MIN; bytes <= maxBytes; bytes *= 2) {
@@ -155,6 +190,10 @@ static void collective(FILE *out, enum coll which, int rank, int size) {
                 case ALLREDUCE:
                     MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
                     break;
+                case ALLGATHER_ALLOC:
+                case ALLTOALL_ALLOC:
+                    exchange_alloc(which, send, bytes, size, sizes, counts, displs, sendCounts, sendDispls);
+                    break;
                 }
             }
             double mine = (MPI_Wtime() - t0) / n, slowest;
@@ -166,6 +205,20 @@ static void collective(FILE *out, enum coll which, int rank, int size) {
     free(t);
     free(recv);
     free(send);
+    free(sizes);
+    free(counts);
+    free(displs);
+    free(sendCounts);
+    free(sendDispls);
+}
+
+/* Whether the comma-separated list ops names op exactly. */
+static int has_op(const char *ops, const char *op) {
+    size_t n = strlen(op);
+    for (const char *p = ops; (p = strstr(p, op)) != NULL; p += n) {
+        if ((p == ops || p[-1] == ',') && (p[n] == ',' || p[n] == '\0')) return 1;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv) {
@@ -186,7 +239,7 @@ int main(int argc, char **argv) {
             else if (strcmp(s, "median")) { if (rank == 0) fprintf(stderr, "commbench: --stat median|min\n"); MPI_Abort(MPI_COMM_WORLD, 2); }
         } else {
             if (rank == 0) fprintf(stderr, "commbench: unknown argument %s\n"
-                    "usage: commbench [--ops pingpong,allgather,alltoall,allreduce] [--quick] "
+                    "usage: commbench [--ops pingpong,allgather,alltoall,allreduce,allgather_alloc,alltoall_alloc] [--quick] "
                     "[--stat median|min] [--repeats R] [--out FILE]\n", argv[i]);
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
@@ -198,14 +251,13 @@ int main(int argc, char **argv) {
         out = fopen(outPath, "a");
         if (!out) { perror(outPath); MPI_Abort(MPI_COMM_WORLD, 1); }
     }
-    /* strstr is enough: the op names are not substrings of each other. */
-    if (strstr(ops, "pingpong")) {
+    if (has_op(ops, "pingpong")) {
         if (size >= 2) pingpong(out, rank, size);
         else if (rank == 0) fprintf(stderr, "commbench: pingpong needs 2 ranks, skipped\n");
     }
-    if (strstr(ops, "allgather")) collective(out, ALLGATHER, rank, size);
-    if (strstr(ops, "alltoall")) collective(out, ALLTOALL, rank, size);
-    if (strstr(ops, "allreduce")) collective(out, ALLREDUCE, rank, size);
+    for (int c = ALLGATHER; c <= ALLTOALL_ALLOC; c++) {
+        if (has_op(ops, COLL_NAMES[c])) collective(out, (enum coll) c, rank, size);
+    }
     if (out != stdout) fclose(out);
     MPI_Finalize();
     return 0;
