@@ -425,8 +425,8 @@ public final class Communicator implements AutoCloseable {
         Tensor target = valid ? TensorBytes.wireReady(out) : null;
         long from = valid ? TensorBytes.address(w) : 0;
         long into = valid ? TensorBytes.address(target) : 0;
-        long outBytes = split ? h.nbytes : size * h.nbytes;
-        if (valid && TensorBytes.overlap(from, h.nbytes, into, outBytes)) { // x inside out: send a copy
+        if (valid && TensorBytes.overlap(from, h.nbytes, into, split ? h.nbytes : size * h.nbytes)) {
+            // x inside out: send a copy
             w = w.clone();
             from = TensorBytes.address(w);
         }

@@ -506,6 +506,10 @@ public class CollectiveSuite implements ScenarioSuite {
                 () -> c.alltoallInto(four, me == last ? null : Data.filled(ScalarType.Float, 2L * n)),
                 "alltoallInto", "rank " + last + ": float32[" + 2 * n + "] into (none)");
         stillWorks(c, check, prefix + "alltoallInto into null");
+        check.throwsWith(prefix + "allgatherInto of a null x on rank " + last,
+                () -> c.allgatherInto(me == last ? null : two, Data.filled(ScalarType.Float, 2L * n)),
+                "allgatherInto", "rank " + last + ": (none) into float32[" + 2 * n + "]");
+        stillWorks(c, check, prefix + "allgatherInto of a null x");
         if (n > 1) {
             Tensor odd = Data.small(ScalarType.Float, new long[] {n + 1L}, me);
             check.throwsWith(prefix + "alltoallInto of " + (n + 1) + " elements", () -> c.alltoallInto(odd,
