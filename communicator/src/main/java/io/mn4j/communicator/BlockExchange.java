@@ -106,7 +106,7 @@ final class BlockExchange {
         if (agreed && first == chunkBytes) {
             // Equal first chunks, so every rank is here: beyond the first chunk, the signatures
             // alone (a hash) must not decide how many chunks a rank posts.
-            agreed = sameOnEveryRank(block);
+            agreed = Agreement.sameOnEveryRank(comm, block, true);
         }
         if (agreed) {
             for (long off = first; off < block; off += chunkBytes) {
@@ -114,13 +114,6 @@ final class BlockExchange {
             }
         }
         return agreed;
-    }
-
-    /** Whether every rank passed this {@code value}: one all-reduce of its maximum and its negation's. */
-    private boolean sameOnEveryRank(long value) throws MPIException {
-        long[] range = {value, -value};
-        comm.allReduce(range, 2, MPI.LONG, MPI.MAX);
-        return range[0] == value && -range[1] == value;
     }
 
     /** Receives a message that does not belong in the output into memory of its own size (an error path). */

@@ -712,9 +712,7 @@ public final class Communicator implements AutoCloseable {
         LocalCheck mine = LocalCheck.of(check, tensors);
         TensorHeader first = mine.headers()[0];
         long fp = first == null ? 0 : first.fingerprint();
-        long[] range = {fp, -fp, mine.problem() == null ? 0 : 1};
-        headerCollectives.allReduce(range, 3, MPI.LONG, MPI.MAX);
-        if (range[0] == fp && -range[1] == fp && range[2] == 0) {
+        if (Agreement.sameOnEveryRank(headerCollectives, fp, mine.problem() == null)) {
             return mine.headers();
         }
         throw disagreement(op, rule, mine);
