@@ -43,10 +43,7 @@ final class BlockExchange {
         this.comm = comm;
         this.rank = comm.getRank();
         this.size = comm.getSize();
-        // Tags below 2^tagBits are valid: MPI guarantees an upper bound of at least 32767. (The
-        // bound is an attribute of MPI_COMM_WORLD only; it holds for every communicator.)
-        long tagUpperBound = (Integer) MPI.COMM_WORLD.getAttr(MPI.TAG_UB);
-        this.tagBits = Math.min(30, 63 - Long.numberOfLeadingZeros(tagUpperBound + 1));
+        this.tagBits = ShapeTag.usableBits();
     }
 
     /**

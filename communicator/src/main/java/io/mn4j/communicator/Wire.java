@@ -14,6 +14,7 @@ import java.util.function.LongConsumer;
 import mpi.Intracomm;
 import mpi.MPI;
 import mpi.MPIException;
+import mpi.Message;
 import mpi.Request;
 import mpi.Status;
 import org.bytedeco.pytorch.Tensor;
@@ -25,17 +26,18 @@ import org.bytedeco.pytorch.Tensor;
  * tensor costs one MPI message and no round trip. Larger payloads go as a second message, on a
  * separate communicator so that a posted header receive can never match a payload, sent from
  * and received into the tensor's own memory, in chunks of at most {@code chunkBytes}.
+ *
+ * <p>The collectives' {@link #exchange} sends most tensors as one message each instead, their
+ * dtype and shape in its tag ({@link ShapeTag}).
  */
 final class Wire {
     static final int INLINE_BYTES = 1024;
-
-    /** The tag of {@link #exchange}'s messages, on this wire's own communicators. */
-    private static final int EXCHANGE_TAG = 0;
 
     private final Intracomm headerComm;
     private final Intracomm payloadComm;
     private final int rank;
     private final int size;
+    private final ShapeTag shapeTags;
     private volatile long chunkBytes;
     /** The newest outstanding nonblocking receive per (source, tag), to keep payloads in order. */
     private final Map<Long, RecvHandle> lastReceive = new ConcurrentHashMap<>();
@@ -46,6 +48,7 @@ final class Wire {
         this.size = headerComm.getSize();
         this.payloadComm = payloadComm;
         this.chunkBytes = chunkBytes;
+        this.shapeTags = new ShapeTag(ShapeTag.usableBits());
     }
 
     void setChunkBytes(long bytes) {
@@ -216,16 +219,21 @@ final class Wire {
     }
 
     /**
-     * One exchange among the ranks of the communicator in which each header travels next to its
-     * payload, not in a header round of its own: this rank sends {@code sends[r]} to every rank
-     * r with {@code to[r]} and receives a tensor from every rank r with {@code from[r]}, its own
-     * part copied. Headers are small and sent eagerly, so each payload receive is posted as soon
-     * as its header is in, while the sender's payload is already on its way; the ranks need not
-     * know the shapes beforehand, and no extra round trip is paid for them.
+     * One exchange among the ranks of the communicator, with no header round: this rank sends
+     * {@code sends[r]} to every rank r with {@code to[r]} and receives a tensor from every rank r
+     * with {@code from[r]}, its own part copied. A tensor whose dtype and shape fit in a tag
+     * ({@link ShapeTag}) is one message of its own bytes: the receiver probes it, allocates from
+     * its tag and byte count and receives it straight into the new tensor. Any other tensor sends
+     * a small header message first, eagerly, and its payload after it; the receiver posts the
+     * payload's receive as soon as the header is in, while the payload is already on its way.
+     * Either way the ranks need not know the shapes beforehand.
      *
-     * <p>Invalid {@code sends} are announced, with their code and no payload, to the ranks in
-     * {@code to}. Every announced payload is still received, so that no message is left behind
-     * when the callers throw.
+     * <p>Invalid {@code sends} are announced, by a header message with their code and no payload,
+     * to the ranks in {@code to}. Every announced payload is still received, so that no message is
+     * left behind when the callers throw. All messages go on the payload communicator, so that a
+     * rank's messages reach each peer in the order sent; the calls of collectives, like MPI's, come
+     * in the same order on every rank, so a probe for any tag from a peer finds that peer's message
+     * of this exchange.
      */
     Exchanged exchange(Outgoing sends, boolean[] to, boolean[] from, String op) throws MPIException {
         Tensor[] got = new Tensor[size];
@@ -239,54 +247,74 @@ final class Wire {
             got[rank] = h.allocate();
             TensorBytes.copy(sends.tensors()[rank], got[rank], 0, h.nbytes);
         }
-        ByteBuffer[] headersIn = new ByteBuffer[size];
-        ByteBuffer[] headersOut = new ByteBuffer[size];
-        Request[] headerReceives = new Request[size];
-        List<Request> requests = new ArrayList<>(4 * size);
+        ByteBuffer[] headers = new ByteBuffer[2 * size]; // sent at [dst], received at [size + src]
+        List<Request> requests = new ArrayList<>(2 * size);
         // Ranks take their peers in staggered order, so that they do not all start with rank 0.
-        for (int i = 1; i < size; i++) {
-            int src = (rank + size - i) % size;
-            if (from[src]) {
-                headersIn[src] = HeaderBuffers.take();
-                headerReceives[src] = headerComm.iRecv(headersIn[src], HeaderBuffers.MESSAGE_BYTES,
-                        MPI.BYTE, src, EXCHANGE_TAG);
-            }
-        }
         for (int i = 1; i < size; i++) {
             int dst = (rank + i) % size;
             if (!to[dst]) {
                 continue;
             }
-            ByteBuffer buf = headersOut[dst] = HeaderBuffers.take();
             if (!sends.valid()) {
+                ByteBuffer buf = headers[dst] = HeaderBuffers.take();
                 TensorHeader.writeInvalid(buf.asLongBuffer(), 0, sends.invalidCode());
-                requests.add(headerComm.iSend(buf, TensorHeader.BYTES, MPI.BYTE, dst, EXCHANGE_TAG));
+                requests.add(payloadComm.iSend(buf, TensorHeader.BYTES, MPI.BYTE, dst, ShapeTag.HEADER));
                 continue;
             }
-            postSend(sends.headers()[dst], sends.tensors()[dst], buf, dst, EXCHANGE_TAG, requests);
+            TensorHeader h = sends.headers()[dst];
+            Tensor data = sends.tensors()[dst];
+            int tag = h.nbytes <= chunkBytes ? shapeTags.of(h) : ShapeTag.HEADER;
+            if (tag != ShapeTag.HEADER) {
+                requests.add(payloadComm.iSend(bytes(data, h.nbytes), (int) h.nbytes, MPI.BYTE, dst, tag));
+            } else {
+                ByteBuffer buf = headers[dst] = HeaderBuffers.take();
+                requests.add(payloadComm.iSend(buf, packHeader(h, data, buf), MPI.BYTE, dst, ShapeTag.HEADER));
+                if (h.nbytes > INLINE_BYTES) {
+                    isendPayload(data, h.nbytes, dst, ShapeTag.PAYLOAD, requests);
+                }
+            }
         }
         for (int i = 1; i < size; i++) {
             int src = (rank + size - i) % size;
             if (!from[src]) {
                 continue;
             }
-            headerReceives[src].waitFor();
-            LongBuffer longs = headersIn[src].asLongBuffer();
+            String context = op + " from rank " + src;
+            Message m = new Message();
+            Status s = m.mProbe(src, MPI.ANY_TAG, payloadComm);
+            int tag = s.getTag();
+            int count = s.getCount(MPI.BYTE);
+            if (tag != ShapeTag.HEADER) {
+                got[src] = shapeTags.read(tag, count, context).allocate();
+                requests.add(m.imRecv(bytes(got[src], count), count, MPI.BYTE));
+                continue;
+            }
+            if (count < TensorHeader.BYTES || count > HeaderBuffers.MESSAGE_BYTES) {
+                throw new CommunicationException(context + ": received a header message of " + count
+                        + " bytes, not an mn4j tensor header: mismatched calls of collectives?");
+            }
+            ByteBuffer buf = headers[size + src] = HeaderBuffers.take();
+            m.mRecv(buf, count, MPI.BYTE);
+            LongBuffer longs = buf.asLongBuffer();
             if (TensorHeader.isInvalid(longs, 0)) {
                 invalid.put(src, TensorHeader.invalidCode(longs, 0));
                 continue;
             }
-            TensorHeader theirs = TensorHeader.read(longs, 0, op + " from rank " + src);
+            TensorHeader theirs = TensorHeader.read(longs, 0, context);
             got[src] = theirs.allocate();
-            postReceive(theirs, got[src], headersIn[src], src, EXCHANGE_TAG, requests);
+            postReceive(theirs, got[src], buf, src, ShapeTag.PAYLOAD, requests);
         }
         waitAll(requests);
-        for (int r = 0; r < size; r++) {
-            HeaderBuffers.give(headersIn[r]);
-            HeaderBuffers.give(headersOut[r]);
+        for (ByteBuffer b : headers) {
+            HeaderBuffers.give(b);
         }
         Reference.reachabilityFence(sends);
         return new Exchanged(got, invalid);
+    }
+
+    /** The first {@code nbytes} of a wire-ready tensor, for MPI. */
+    private static ByteBuffer bytes(Tensor t, long nbytes) {
+        return nbytes == 0 ? TensorBytes.EMPTY : TensorBytes.wire(t, 0, nbytes);
     }
 
     static Status waitAll(List<Request> requests) throws MPIException {

@@ -49,7 +49,12 @@ public class CollectiveSuite implements ScenarioSuite {
     static final List<Family> FAMILIES = List.of(
             new Family("[v, 3]", v -> new long[] {v, 3}, false),
             new Family("0-d", v -> new long[] {}, false),
-            new Family("[v+1, 2, 1]", v -> new long[] {v + 1, 2, 1}, false),
+            // Per rank 3-d, 4-d or 1-d: shapes that travel in a message's tag and one that needs a header.
+            new Family("[v+1, 2, 1] | [v+1, 2, 1, 2] | [2v+1]", v -> switch ((int) (v % 3)) {
+                case 0 -> new long[] {v + 1, 2, 1};
+                case 1 -> new long[] {v + 1, 2, 1, 2};
+                default -> new long[] {2 * v + 1};
+            }, false),
             new Family("[v+2, 3] transposed", v -> new long[] {v + 2, 3}, true),
             new Family("[40+v, 30]", v -> new long[] {40 + v, 30}, false));
 
