@@ -304,7 +304,9 @@ final class Wire {
             got[src] = theirs.allocate();
             postReceive(theirs, got[src], buf, src, ShapeTag.PAYLOAD, requests);
         }
-        waitAll(requests);
+        for (int i = requests.size() - 1; i >= 0; i--) { // receives first, as MPI's all-to-all
+            requests.get(i).waitFor();
+        }
         for (ByteBuffer b : headers) {
             HeaderBuffers.give(b);
         }
