@@ -76,7 +76,7 @@ final class BlockExchange {
         // Staggered peers, so that the ranks do not all start with rank 0.
         for (int i = 1; i < size; i++) {
             int dst = (rank + i) % size;
-            sends[dst] = comm.iSend(buffer(from + dst * sendStride, first), (int) first, MPI.BYTE, dst, signature);
+            sends[dst] = comm.iSend(TensorBytes.wire(from + dst * sendStride, first), (int) first, MPI.BYTE, dst, signature);
         }
         if (valid) { // while the peers pull this rank's blocks
             TensorBytes.copy(from + rank * sendStride, into + rank * block, block);
@@ -92,7 +92,7 @@ final class BlockExchange {
             Status s = m.mProbe(src, MPI.ANY_TAG, comm);
             int count = s.getCount(MPI.BYTE);
             if (agreed && s.getTag() == signature && count == first) {
-                receives[src] = m.imRecv(buffer(into + src * block, first), (int) first, MPI.BYTE);
+                receives[src] = m.imRecv(TensorBytes.wire(into + src * block, first), (int) first, MPI.BYTE);
             } else {
                 agreed = false;
                 discard(m, count);
@@ -132,18 +132,14 @@ final class BlockExchange {
         int n = 0;
         for (int i = 1; i < size; i++) {
             int src = (rank + size - i) % size;
-            requests[n++] = comm.iRecv(buffer(into + src * block, len), (int) len, MPI.BYTE, src, MORE);
+            requests[n++] = comm.iRecv(TensorBytes.wire(into + src * block, len), (int) len, MPI.BYTE, src, MORE);
         }
         for (int i = 1; i < size; i++) {
             int dst = (rank + i) % size;
-            requests[n++] = comm.iSend(buffer(from + dst * sendStride, len), (int) len, MPI.BYTE, dst, MORE);
+            requests[n++] = comm.iSend(TensorBytes.wire(from + dst * sendStride, len), (int) len, MPI.BYTE, dst, MORE);
         }
         for (Request r : requests) {
             r.waitFor();
         }
-    }
-
-    private static ByteBuffer buffer(long address, long length) {
-        return length == 0 ? TensorBytes.EMPTY : TensorBytes.wire(address, length);
     }
 }

@@ -69,7 +69,7 @@ final class ShapeTag {
         int code = tag >>> (dimBits + 2);
         int ndim = (tag >>> dimBits) & 3;
         long trailing = tag & ((1L << dimBits) - 1);
-        WireType type = code >= 1 && code <= WireType.values().length ? WireType.ofCode(code) : null;
+        WireType type = WireType.findCode(code);
         long numel = type == null ? -1 : bytes / type.elementSize;
         long[] shape = switch (ndim) {
             case 0 -> new long[0];

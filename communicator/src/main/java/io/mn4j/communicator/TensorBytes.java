@@ -70,12 +70,15 @@ final class TensorBytes {
      * earlier calls on this thread, so its position and limit must not be changed.
      */
     static ByteBuffer wire(Tensor t, long offset, long length) {
-        return wire(t.data_ptr().address() + offset, length);
+        return length == 0 ? EMPTY : wire(t.data_ptr().address() + offset, length);
     }
 
-    /** {@link #wire} over bytes [address, address + length) of memory the caller keeps alive. */
+    /**
+     * {@link #wire} over bytes [address, address + length) of memory the caller keeps alive;
+     * {@link #EMPTY} for no bytes (a zero-size tensor may have no memory at all).
+     */
     static ByteBuffer wire(long address, long length) {
-        return WireBuffers.MINE.get().over(address, length);
+        return length == 0 ? EMPTY : WireBuffers.MINE.get().over(address, length);
     }
 
     private static ByteBuffer newBuffer(long address, long length) {

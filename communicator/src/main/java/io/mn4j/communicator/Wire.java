@@ -166,12 +166,15 @@ final class Wire {
         }
     }
 
-    /** Posts a tensor's header message (with an inline payload) and, if larger, its payload. */
-    private void postSend(TensorHeader h, Tensor data, ByteBuffer buf, int dst, int tag, List<Request> into)
-            throws MPIException {
-        into.add(headerComm.iSend(buf, packHeader(h, data, buf), MPI.BYTE, dst, tag));
+    /**
+     * Posts a tensor's header message (with an inline payload) on {@code headerVia} and, if
+     * larger, its payload.
+     */
+    private void postSend(Intracomm headerVia, int headerTag, int payloadTag, TensorHeader h, Tensor data,
+            ByteBuffer buf, int dst, List<Request> into) throws MPIException {
+        into.add(headerVia.iSend(buf, packHeader(h, data, buf), MPI.BYTE, dst, headerTag));
         if (h.nbytes > INLINE_BYTES) {
-            isendPayload(data, h.nbytes, dst, tag, into);
+            isendPayload(data, h.nbytes, dst, payloadTag, into);
         }
     }
 
@@ -191,7 +194,7 @@ final class Wire {
     SendHandle isend(Tensor data, TensorHeader h, int dst, int tag) throws MPIException {
         ByteBuffer buf = HeaderBuffers.take();
         List<Request> requests = new ArrayList<>();
-        postSend(h, data, buf, dst, tag, requests);
+        postSend(headerComm, tag, tag, h, data, buf, dst, requests);
         return new SendHandle(requests, data, buf, h.nbytes);
     }
 
@@ -265,13 +268,10 @@ final class Wire {
             Tensor data = sends.tensors()[dst];
             int tag = h.nbytes <= chunkBytes ? shapeTags.of(h) : ShapeTag.HEADER;
             if (tag != ShapeTag.HEADER) {
-                requests.add(payloadComm.iSend(bytes(data, h.nbytes), (int) h.nbytes, MPI.BYTE, dst, tag));
+                requests.add(payloadComm.iSend(TensorBytes.wire(data, 0, h.nbytes), (int) h.nbytes, MPI.BYTE, dst, tag));
             } else {
-                ByteBuffer buf = headers[dst] = HeaderBuffers.take();
-                requests.add(payloadComm.iSend(buf, packHeader(h, data, buf), MPI.BYTE, dst, ShapeTag.HEADER));
-                if (h.nbytes > INLINE_BYTES) {
-                    isendPayload(data, h.nbytes, dst, ShapeTag.PAYLOAD, requests);
-                }
+                headers[dst] = HeaderBuffers.take();
+                postSend(payloadComm, ShapeTag.HEADER, ShapeTag.PAYLOAD, h, data, headers[dst], dst, requests);
             }
         }
         for (int i = 1; i < size; i++) {
@@ -286,7 +286,7 @@ final class Wire {
             int count = s.getCount(MPI.BYTE);
             if (tag != ShapeTag.HEADER) {
                 got[src] = shapeTags.read(tag, count, context).allocate();
-                requests.add(m.imRecv(bytes(got[src], count), count, MPI.BYTE));
+                requests.add(m.imRecv(TensorBytes.wire(got[src], 0, count), count, MPI.BYTE));
                 continue;
             }
             if (count < TensorHeader.BYTES || count > HeaderBuffers.MESSAGE_BYTES) {
@@ -312,11 +312,6 @@ final class Wire {
         }
         Reference.reachabilityFence(sends);
         return new Exchanged(got, invalid);
-    }
-
-    /** The first {@code nbytes} of a wire-ready tensor, for MPI. */
-    private static ByteBuffer bytes(Tensor t, long nbytes) {
-        return nbytes == 0 ? TensorBytes.EMPTY : TensorBytes.wire(t, 0, nbytes);
     }
 
     static Status waitAll(List<Request> requests) throws MPIException {

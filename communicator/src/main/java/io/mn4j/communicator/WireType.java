@@ -84,11 +84,27 @@ enum WireType {
                 + "float32, float64, int32, int64, int8, uint8, bool, float16, bfloat16");
     }
 
+    /** By code: codes run from 1 without gaps (index 0 unused). */
+    private static final WireType[] BY_CODE = byCode();
+
+    private static WireType[] byCode() {
+        WireType[] all = values();
+        WireType[] byCode = new WireType[all.length + 1];
+        for (WireType w : all) {
+            byCode[w.code] = w;
+        }
+        return byCode;
+    }
+
+    /** The dtype of a code, or null for a code that is none. */
+    static WireType findCode(long code) {
+        return code >= 1 && code < BY_CODE.length ? BY_CODE[(int) code] : null;
+    }
+
     static WireType ofCode(long code) {
-        for (WireType w : values()) {
-            if (w.code == code) {
-                return w;
-            }
+        WireType w = findCode(code);
+        if (w != null) {
+            return w;
         }
         throw new CommunicationException("received a message with unknown dtype code " + code
                 + " (corrupt header, or a peer that is not mn4j)");
