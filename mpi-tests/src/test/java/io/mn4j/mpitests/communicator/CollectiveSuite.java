@@ -662,6 +662,7 @@ public class CollectiveSuite implements ScenarioSuite {
         s.put("allgatherInto and alltoallInto of every dtype and shape", (c, check) ->
                 intoCollectives(c, check, items, ""));
         s.put("allgatherInto and alltoallInto: mismatched megabyte blocks", CollectiveSuite::largeMismatches);
+        s.put("alltoall and allgather with shapes that change between calls", ChangingShapesScenario::run);
         s.put("object collectives", (c, check) -> objects(c, check, ""));
         s.put("bad inputs are reported on every rank", (c, check) -> badInputs(c, check, ""));
         s.put("large tensors, three rounds (received memory is reused)", (c, check) -> {
