@@ -13,10 +13,8 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import mpi.Intracomm;
 import mpi.MPI;
@@ -64,18 +62,16 @@ import picocli.CommandLine.Option;
  *       separate what mn4j adds from what the JVM process and the launch do.</li>
  * </ul>
  * Inputs and the preallocated outputs are allocated and filled outside the timed loops, once per
- * launch at the largest size and at a 2 MiB boundary, the smaller sizes using prefixes, as the C
- * program's buffers are. Each operation runs inside a {@link PointerScope}, so results and
- * temporaries are freed right after it (inside the timed loop, as a program that does not leak
- * would do). Method: a global warm-up at the smallest size; then per size: barrier, warm-up
- * operations, then {@code repeats} times {barrier; time {@code iters} operations; per-op time =
- * elapsed / iters, for collectives the maximum over ranks}, with iters = clamp(16 MiB / bytes, 2,
- * 100) so that repeats are short and some escape interference from other processes; the reported
- * figure is the minimum (default) or the median of the repeats. The collectives of one launch
- * take turns at each size, one repeat each, so that all of them see the same phases of the
- * machine (the C program runs its operations one after another). The first warm-up result of
- * each op and size is checked for correct values, so a broken transport cannot produce a fast
- * number.
+ * operation at the largest size and at a 2 MiB boundary, the smaller sizes using prefixes, as
+ * the C program's buffers are. Each operation runs inside a
+ * {@link PointerScope}, so results and temporaries are freed right after it (inside the timed
+ * loop, as a program that does not leak would do). Method: per op, a global warm-up at the
+ * smallest size; then per size: barrier, warm-up operations, then {@code repeats} times {barrier;
+ * time {@code iters} operations; per-op time = elapsed / iters, for collectives the maximum over
+ * ranks}, with iters = clamp(16 MiB / bytes, 2, 100) so that repeats are short and some escape
+ * interference from other processes; the reported figure is the minimum (default) or the median
+ * of the repeats. The first warm-up result of each size is checked for
+ * correct values, so a broken transport cannot produce a fast number.
  *
  * <p>Output: CSV lines {@code impl,op,ranks,bytes,seconds_per_op,bandwidth} (impl {@code java},
  * bandwidth in bytes/s) from rank 0, on stdout or appended to {@code --out}.
@@ -160,7 +156,6 @@ public final class CommBenchmark implements Callable<Integer> {
             comm = world;
             sink = openSink();
             try {
-                List<String> collectiveOps = new ArrayList<>();
                 for (String op : ops) {
                     switch (op) {
                         case "pingpong", "pingpong_into", "pingpong_mpijava" -> {
@@ -177,14 +172,11 @@ public final class CommBenchmark implements Callable<Integer> {
                             }
                         }
                         case "allgather", "allgather_into", "allgather_mpijava", "alltoall", "alltoall_into",
-                                "alltoall_mpijava", "allreduce", "allreduce_into", "allreduce_mpijava" -> collectiveOps.add(op);
+                                "alltoall_mpijava", "allreduce", "allreduce_into", "allreduce_mpijava" -> collective(op);
                         default -> throw new IllegalArgumentException("unknown op " + op
                                 + " (pingpong, pingpong_into, pingpong_mpijava, allgather, allgather_into, allgather_mpijava, alltoall,"
                                 + " alltoall_into, alltoall_mpijava, allreduce, allreduce_into, allreduce_mpijava)");
                     }
-                }
-                if (!collectiveOps.isEmpty()) {
-                    collectives(collectiveOps);
                 }
             } finally {
                 if (sink != null && sink != System.out) {
@@ -383,29 +375,11 @@ public final class CommBenchmark implements Callable<Integer> {
         return new BytePointer(t.data_ptr()).capacity(t.nbytes()).asByteBuffer().order(ByteOrder.nativeOrder());
     }
 
-    /** The buffers of one size: prefixes of the launch's buffers, and their direct views for the bindings. */
-    private record Views(long bytes, Tensor x, List<Tensor> parts, Tensor gathered, Tensor exchanged, Tensor reduced,
-            ByteBuffer xBuf, ByteBuffer gatheredBuf, ByteBuffer exchangedBuf, ByteBuffer reducedBuf) {
-        void close() {
-            x.close();
-            parts.forEach(Tensor::close);
-            gathered.close();
-            exchanged.close();
-            reduced.close();
-        }
-    }
-
-    /**
-     * The collectives in {@code collectiveOps}, size by size. At each size the operations take
-     * turns, one timed repeat each, starting with a different one every repeat: a launch's speed
-     * drifts over its minutes, and operations timed one after another would each see another
-     * phase of it, so that their ratios within the launch would not hold.
-     */
-    private void collectives(List<String> collectiveOps) throws MPIException {
+    private void collective(String op) throws MPIException {
         int size = comm.size();
         int rank = comm.rank();
-        int k = collectiveOps.size();
         long maxBytes = quick ? 1L << 20 : COLL_MAX;
+        double[] t = new double[repeats];
         long global = quick ? COLL_GLOBAL_WARMUP / 20 : COLL_GLOBAL_WARMUP;
         // Once, at the largest size, as the C program's send and receive buffers; the Into
         // variants and the bindings write into these, the allocating operations make new tensors.
@@ -413,8 +387,6 @@ public final class CommBenchmark implements Callable<Integer> {
         Tensor gatheredAll = filled(maxBytes * size, 0);
         Tensor exchangedAll = filled(maxBytes, 0);
         Tensor reducedAll = filled(maxBytes, 0);
-        Map<String, List<double[]>> results = new LinkedHashMap<>(); // per op: {bytes, seconds}
-        collectiveOps.forEach(op -> results.put(op, new ArrayList<>()));
         for (long bytes = COLL_MIN; bytes <= maxBytes; bytes *= 2) {
             if (quick && bytes != COLL_MIN && bytes != maxBytes) {
                 continue;
@@ -430,112 +402,101 @@ public final class CommBenchmark implements Callable<Integer> {
             Tensor gathered = prefix(gatheredAll, bytes * size);
             Tensor exchanged = prefix(exchangedAll, bytes);
             Tensor reduced = prefix(reducedAll, bytes);
-            Views v = new Views(bytes, x, parts, gathered, exchanged, reduced, direct(x), direct(gathered),
-                    direct(exchanged), direct(reduced));
-            double[][] t = new double[k][repeats];
+            gathered.fill_(new Scalar(0)); // what the checks read must be new
+            exchanged.fill_(new Scalar(0));
+            reduced.fill_(new Scalar(0));
+            ByteBuffer xBuf = direct(x);
+            ByteBuffer gatheredBuf = direct(gathered);
+            ByteBuffer exchangedBuf = direct(exchanged);
+            ByteBuffer reducedBuf = direct(reduced);
+            int count = (int) bytes;
+            int block = (int) (bytes / size);
             for (int r = -1; r < repeats; r++) {
-                for (int turn = 0; turn < k; turn++) {
-                    int j = (turn + Math.max(r, 0)) % k;
-                    String op = collectiveOps.get(j);
-                    if (r < 0) { // what the checks read must be new
-                        gathered.fill_(new Scalar(0));
-                        exchanged.fill_(new Scalar(0));
-                        reduced.fill_(new Scalar(0));
-                    }
-                    long n = r < 0 ? warmupFor(iters) + global : iters;
-                    comm.barrier();
-                    long t0 = System.nanoTime();
-                    for (long i = 0; i < n; i++) {
-                        try (PointerScope scope = new PointerScope()) {
-                            runCollective(op, v, r < 0 && i == 0);
+                long n = r < 0 ? warmupFor(iters) + global : iters;
+                global = 0;
+                comm.barrier();
+                long t0 = System.nanoTime();
+                for (long i = 0; i < n; i++) {
+                    try (PointerScope scope = new PointerScope()) {
+                        switch (op) {
+                            case "allgather" -> {
+                                List<Tensor> all = comm.allgather(x);
+                                if (r < 0 && i == 0) {
+                                    for (int p = 0; p < size; p++) {
+                                        expect(op + " of " + bytes + " B from rank " + p, all.get(p), p + 1);
+                                    }
+                                }
+                            }
+                            case "allgather_into" -> {
+                                comm.allgatherInto(x, gathered);
+                                if (r < 0 && i == 0) {
+                                    expectBlocks(op, bytes, gathered, size);
+                                }
+                            }
+                            case "alltoall_into" -> {
+                                comm.alltoallInto(x, exchanged);
+                                if (r < 0 && i == 0) {
+                                    expectBlocks(op, bytes, exchanged, size);
+                                }
+                            }
+                            case "alltoall" -> {
+                                List<Tensor> got = comm.alltoall(parts);
+                                if (r < 0 && i == 0) {
+                                    for (int p = 0; p < size; p++) {
+                                        expect(op + " of " + bytes + " B from rank " + p, got.get(p), p + 1);
+                                    }
+                                }
+                            }
+                            case "allgather_mpijava" -> {
+                                MPI.COMM_WORLD.allGather(xBuf, count, MPI.BYTE, gatheredBuf, count, MPI.BYTE);
+                                if (r < 0 && i == 0) {
+                                    expectBlocks(op, bytes, gathered, size);
+                                }
+                            }
+                            case "alltoall_mpijava" -> {
+                                MPI.COMM_WORLD.allToAll(xBuf, block, MPI.BYTE, exchangedBuf, block, MPI.BYTE);
+                                if (r < 0 && i == 0) {
+                                    expectBlocks(op, bytes, exchanged, size);
+                                }
+                            }
+                            case "allreduce_mpijava" -> {
+                                MPI.COMM_WORLD.allReduce(xBuf, reducedBuf, count / Float.BYTES, MPI.FLOAT, MPI.SUM);
+                                if (r < 0 && i == 0) {
+                                    expect(op + " of " + bytes + " B", reduced, size * (size + 1) / 2f);
+                                }
+                            }
+                            case "allreduce_into" -> {
+                                comm.allreduceInto(x, reduced, ReduceOp.SUM);
+                                if (r < 0 && i == 0) {
+                                    expect(op + " of " + bytes + " B", reduced, size * (size + 1) / 2f);
+                                }
+                            }
+                            default -> {
+                                Tensor sum = comm.allreduce(x, ReduceOp.SUM);
+                                if (r < 0 && i == 0) {
+                                    expect(op + " of " + bytes + " B", sum, size * (size + 1) / 2f);
+                                }
+                            }
                         }
                     }
-                    double mine = (System.nanoTime() - t0) * 1e-9 / n;
-                    if (r >= 0) {
-                        t[j][r] = slowest(mine);
-                    }
                 }
-                global = 0;
+                double mine = (System.nanoTime() - t0) * 1e-9 / n;
+                if (r >= 0) {
+                    t[r] = slowest(mine);
+                }
             }
-            for (int j = 0; j < k; j++) {
-                results.get(collectiveOps.get(j)).add(new double[] {bytes, summarize(t[j])});
-            }
-            v.close();
+            x.close();
+            parts.forEach(Tensor::close);
+            gathered.close();
+            exchanged.close();
+            reduced.close();
+            emit(op, bytes, summarize(t));
         }
-        results.forEach((op, rows) -> rows.forEach(row -> emit(op, (long) row[0], row[1])));
         xAll.close();
         gatheredAll.close();
         exchangedAll.close();
         reducedAll.close();
     }
-
-    /** One call of a collective on the buffers of one size; {@code check} checks its result. */
-    private void runCollective(String op, Views v, boolean check) throws MPIException {
-        int size = comm.size();
-        long bytes = v.bytes();
-        int count = (int) bytes;
-        int block = (int) (bytes / size);
-        switch (op) {
-            case "allgather" -> {
-                List<Tensor> all = comm.allgather(v.x());
-                if (check) {
-                    for (int p = 0; p < size; p++) {
-                        expect(op + " of " + bytes + " B from rank " + p, all.get(p), p + 1);
-                    }
-                }
-            }
-            case "allgather_into" -> {
-                comm.allgatherInto(v.x(), v.gathered());
-                if (check) {
-                    expectBlocks(op, bytes, v.gathered(), size);
-                }
-            }
-            case "alltoall_into" -> {
-                comm.alltoallInto(v.x(), v.exchanged());
-                if (check) {
-                    expectBlocks(op, bytes, v.exchanged(), size);
-                }
-            }
-            case "alltoall" -> {
-                List<Tensor> got = comm.alltoall(v.parts());
-                if (check) {
-                    for (int p = 0; p < size; p++) {
-                        expect(op + " of " + bytes + " B from rank " + p, got.get(p), p + 1);
-                    }
-                }
-            }
-            case "allgather_mpijava" -> {
-                MPI.COMM_WORLD.allGather(v.xBuf(), count, MPI.BYTE, v.gatheredBuf(), count, MPI.BYTE);
-                if (check) {
-                    expectBlocks(op, bytes, v.gathered(), size);
-                }
-            }
-            case "alltoall_mpijava" -> {
-                MPI.COMM_WORLD.allToAll(v.xBuf(), block, MPI.BYTE, v.exchangedBuf(), block, MPI.BYTE);
-                if (check) {
-                    expectBlocks(op, bytes, v.exchanged(), size);
-                }
-            }
-            case "allreduce_mpijava" -> {
-                MPI.COMM_WORLD.allReduce(v.xBuf(), v.reducedBuf(), count / Float.BYTES, MPI.FLOAT, MPI.SUM);
-                if (check) {
-                    expect(op + " of " + bytes + " B", v.reduced(), size * (size + 1) / 2f);
-                }
-            }
-            case "allreduce_into" -> {
-                comm.allreduceInto(v.x(), v.reduced(), ReduceOp.SUM);
-                if (check) {
-                    expect(op + " of " + bytes + " B", v.reduced(), size * (size + 1) / 2f);
-                }
-            }
-            default -> {
-                Tensor sum = comm.allreduce(v.x(), ReduceOp.SUM);
-                if (check) {
-                    expect(op + " of " + bytes + " B", sum, size * (size + 1) / 2f);
-                }
-            }
-        }
-}
 
     /** Checks that block p of {@code out} (one of {@code blocks} equal ones) holds rank p's values. */
     private void expectBlocks(String op, long bytes, Tensor out, int blocks) {
