@@ -61,6 +61,7 @@ public final class Communicator implements AutoCloseable {
     private final int interRank;
     private final int interSize;
     private final CommStats stats;
+    private final int maxTag;
     private boolean closed;
 
     Communicator(Intracomm comm, boolean ownsComm) throws MPIException {
@@ -70,7 +71,8 @@ public final class Communicator implements AutoCloseable {
         }
         this.rank = comm.getRank();
         this.size = comm.getSize();
-        long chunk = Long.getLong("mn4j.chunkBytes", DEFAULT_CHUNK_BYTES);
+        this.maxTag = ShapeTag.tagUpperBound();
+        long chunk = checkedChunkBytes(Long.getLong("mn4j.chunkBytes", DEFAULT_CHUNK_BYTES), "-Dmn4j.chunkBytes");
         // Private duplicates: mn4j's own traffic never matches a user's message (the world
         // communicator is MPI_COMM_WORLD itself, which a program may use directly too).
         Intracomm headers = dup(comm);
@@ -164,16 +166,29 @@ public final class Communicator implements AutoCloseable {
 
     /** Chunk size in bytes for large messages; every rank must use the same. */
     public void setChunkBytes(long bytes) {
-        if (bytes < 8 || bytes % 8 != 0 || bytes > DEFAULT_CHUNK_BYTES) {
-            throw new IllegalArgumentException("chunk size must be a multiple of 8 in [8, "
-                    + DEFAULT_CHUNK_BYTES + "], got " + bytes);
-        }
+        checkedChunkBytes(bytes, "setChunkBytes");
         p2p.setChunkBytes(bytes);
         collective.setChunkBytes(bytes);
     }
 
+    private static long checkedChunkBytes(long bytes, String from) {
+        if (bytes < 8 || bytes % 8 != 0 || bytes > DEFAULT_CHUNK_BYTES) {
+            throw new IllegalArgumentException(from + ": the chunk size must be a multiple of 8 in [8, "
+                    + DEFAULT_CHUNK_BYTES + "], got " + bytes);
+        }
+        return bytes;
+    }
+
     public long chunkBytes() {
         return p2p.chunkBytes();
+    }
+
+    /**
+     * The largest tag point-to-point calls accept: MPI_TAG_UB of this MPI library and network, at
+     * least 32767 by the standard (2^31-1 over Open MPI's shared memory, 2^23-1 over UCX).
+     */
+    public int maxTag() {
+        return maxTag;
     }
 
     /**
@@ -199,7 +214,7 @@ public final class Communicator implements AutoCloseable {
 
     /** Sends a tensor to {@code dst}; blocks until its buffer may be reused. */
     public void send(Tensor x, int dst, int tag) {
-        checkPeer("send", dst, false);
+        checkPeer("send", dst, tag, false);
         long t0 = System.nanoTime();
         TensorHeader h = sendableHeader("send", x, dst, tag);
         Tensor w = TensorBytes.wireReady(x);
@@ -214,7 +229,7 @@ public final class Communicator implements AutoCloseable {
 
     /** Receives a tensor of whatever shape and dtype {@code src} sent. */
     public Tensor recv(int src, int tag) {
-        checkPeer("recv", src, false);
+        checkPeer("recv", src, tag, false);
         long t0 = System.nanoTime();
         Tensor out = call("recv", () -> p2p.recv(src, tag, null, ctx("recv", src, tag)));
         stats.record("recv", 0, out.nbytes(), t0);
@@ -231,7 +246,7 @@ public final class Communicator implements AutoCloseable {
      * otherwise the message is consumed and a {@link CommunicationException} names both.
      */
     public Tensor recvInto(Tensor into, int src, int tag) {
-        checkPeer("recv", src, false);
+        checkPeer("recv", src, tag, false);
         long t0 = System.nanoTime();
         Tensor out = call("recv", () -> p2p.recv(src, tag, into, ctx("recv", src, tag)));
         stats.record("recv", 0, out.nbytes(), t0);
@@ -240,7 +255,7 @@ public final class Communicator implements AutoCloseable {
 
     /** Starts sending a tensor; the returned handle keeps it alive until the send completes. */
     public SendHandle isend(Tensor x, int dst, int tag) {
-        checkPeer("isend", dst, true);
+        checkPeer("isend", dst, tag, true);
         long t0 = System.nanoTime();
         TensorHeader h = sendableHeader("isend", x, dst, tag);
         Tensor w = TensorBytes.wireReady(x);
@@ -257,7 +272,7 @@ public final class Communicator implements AutoCloseable {
      * counters when the receive completes.
      */
     public RecvHandle irecv(int src, int tag) {
-        checkPeer("irecv", src, true);
+        checkPeer("irecv", src, tag, true);
         long t0 = System.nanoTime();
         // The size is known only when the header arrives: the bytes are counted on completion.
         RecvHandle h = call("irecv", () -> p2p.irecv(src, tag, ctx("irecv", src, tag),
@@ -821,10 +836,14 @@ public final class Communicator implements AutoCloseable {
                 + ", tag " + tag + ")";
     }
 
-    private void checkPeer(String op, int peer, boolean selfAllowed) {
+    private void checkPeer(String op, int peer, int tag, boolean selfAllowed) {
         if (peer < 0 || peer >= size) {
             throw new CommunicationException(op + " on rank " + rank + ": peer rank " + peer
                     + " is outside [0, " + size + ")");
+        }
+        if (tag < 0 || tag > maxTag) {
+            throw new CommunicationException(op + " on rank " + rank + " with rank " + peer + ": tag " + tag
+                    + " is outside [0, " + maxTag + "] (MPI_TAG_UB of this MPI, see maxTag())");
         }
         if (peer == rank && !selfAllowed) {
             throw new CommunicationException(op + " on rank " + rank + ": a blocking " + op

@@ -34,8 +34,13 @@ final class ShapeTag {
      * (The bound is an attribute of MPI_COMM_WORLD only; it holds for every communicator.)
      */
     static int usableBits() throws MPIException {
-        long upperBound = (Integer) MPI.COMM_WORLD.getAttr(MPI.TAG_UB);
+        long upperBound = tagUpperBound();
         return Math.min(30, 63 - Long.numberOfLeadingZeros(upperBound + 1));
+    }
+
+    /** MPI_TAG_UB: the largest tag this MPI accepts. */
+    static int tagUpperBound() throws MPIException {
+        return (Integer) MPI.COMM_WORLD.getAttr(MPI.TAG_UB);
     }
 
     /** The tag that carries this dtype and shape, or {@link #HEADER} if they do not fit. */

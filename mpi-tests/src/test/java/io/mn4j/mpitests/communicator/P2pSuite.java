@@ -303,6 +303,19 @@ public class P2pSuite implements ScenarioSuite {
             check.throwsWith(prefix + "irecv from " + peer, () -> c.irecv(peer, tag), "irecv", "rank " + me, p, range);
             check.throwsWith(prefix + "sendObj to " + peer, () -> c.sendObj("x", peer, tag), "send", p, range);
         }
+        int other = (me + 1) % n;
+        for (long badTag : new long[] {-1, (long) c.maxTag() + 1}) {
+            if (badTag > Integer.MAX_VALUE) {
+                continue; // MPI_TAG_UB is already the largest int
+            }
+            int t = (int) badTag;
+            String said = "tag " + t + " is outside [0, " + c.maxTag() + "]";
+            check.throwsWith(prefix + "send with tag " + t, () -> c.send(x, other, t), "send", "rank " + me, said);
+            check.throwsWith(prefix + "recv with tag " + t, () -> c.recv(other, t), "recv", "rank " + me, said);
+            check.throwsWith(prefix + "isend with tag " + t, () -> c.isend(x, other, t), "isend", said);
+            check.throwsWith(prefix + "irecv with tag " + t, () -> c.irecv(other, t), "irecv", said);
+        }
+        check.isTrue(prefix + "maxTag is at least the standard's 32767", c.maxTag() >= 32767, "maxTag() = " + c.maxTag());
         check.throwsWith(prefix + "blocking send to oneself", () -> c.send(x, me, tag), "send", "rank " + me,
                 "oneself");
         check.throwsWith(prefix + "blocking recv from oneself", () -> c.recv(me, tag), "recv", "rank " + me,
