@@ -10,13 +10,25 @@ final class Agreement {
     }
 
     /**
-     * True on every rank if every rank passed the same {@code value} and {@code fine}; false on
-     * every rank otherwise. One all-reduce (MAX) of the value, its negation and a flag: the
-     * maximum and the minimum agree only when all values do. Every rank must call it.
+     * True on every rank if every rank passed the same {@code values} and {@code fine}; false on
+     * every rank otherwise. One all-reduce (MAX) of the values, their negations and a flag: the
+     * maximum and the minimum agree only when all values do. Every rank must call it with as many
+     * values.
      */
-    static boolean sameOnEveryRank(Intracomm comm, long value, boolean fine) throws MPIException {
-        long[] range = {value, -value, fine ? 0 : 1};
-        comm.allReduce(range, 3, MPI.LONG, MPI.MAX);
-        return range[0] == value && -range[1] == value && range[2] == 0;
+    static boolean sameOnEveryRank(Intracomm comm, boolean fine, long... values) throws MPIException {
+        int n = values.length;
+        long[] range = new long[2 * n + 1];
+        for (int i = 0; i < n; i++) {
+            range[i] = values[i];
+            range[n + i] = -values[i];
+        }
+        range[2 * n] = fine ? 0 : 1;
+        comm.allReduce(range, range.length, MPI.LONG, MPI.MAX);
+        for (int i = 0; i < n; i++) {
+            if (range[i] != values[i] || -range[n + i] != values[i]) {
+                return false;
+            }
+        }
+        return range[2 * n] == 0;
     }
 }

@@ -103,7 +103,7 @@ final class BlockExchange {
         if (agreed && first == chunkBytes) {
             // Equal first chunks, so every rank is here: beyond the first chunk, the signatures
             // alone (a hash) must not decide how many chunks a rank posts.
-            agreed = Agreement.sameOnEveryRank(comm, block, true);
+            agreed = Agreement.sameOnEveryRank(comm, true, block);
         }
         if (agreed) {
             for (long off = first; off < block; off += chunkBytes) {

@@ -35,7 +35,8 @@ import org.bytedeco.pytorch.global.torch;
  *   <li>Collectives must be called by every rank of the communicator in the same order. Inputs
  *       may differ in shape per rank where the operation allows it (gather, allgather, alltoall,
  *       scatter). A bad input on one rank (wrong list length, mismatched shapes in a reduction) is
- *       reported by the collective on every rank, so no rank is left waiting.</li>
+ *       reported by the collective on every rank that depends on it, so no rank is left waiting
+ *       (in {@link #gather}, the root and the rank with the bad input; the other senders return).</li>
  *   <li>Messages larger than the chunk size (default just under 2 GiB, MPI's {@code int} count
  *       limit) are split and reassembled.</li>
  * </ul>
@@ -253,15 +254,25 @@ public final class Communicator implements AutoCloseable {
         return out;
     }
 
-    /** Starts sending a tensor; the returned handle keeps it alive until the send completes. */
+    /**
+     * Starts sending a tensor; the returned handle keeps its memory alive until the send
+     * completes, even if the tensor's own scope closes first.
+     */
     public SendHandle isend(Tensor x, int dst, int tag) {
         checkPeer("isend", dst, tag, true);
         long t0 = System.nanoTime();
         TensorHeader h = sendableHeader("isend", x, dst, tag);
-        Tensor w = TensorBytes.wireReady(x);
-        SendHandle handle = call("isend", () -> p2p.isend(w, h, dst, tag));
-        if (w != x) {
-            handle.ownData();
+        // MPI reads the tensor after this call returns, perhaps after the caller's scope closed.
+        Tensor w = HeldTensors.make(() -> {
+            Tensor ready = TensorBytes.wireReady(x);
+            return ready == x ? new Tensor(x) : ready;
+        });
+        SendHandle handle;
+        try {
+            handle = call("isend", () -> p2p.isend(w, h, dst, tag));
+        } catch (RuntimeException e) {
+            HeldTensors.release(w);
+            throw e;
         }
         stats.record("isend", handle.bytes(), 0, t0);
         return handle;
@@ -636,7 +647,10 @@ public final class Communicator implements AutoCloseable {
 
     /** Sends a serializable object. */
     public void sendObj(Serializable obj, int dst, int tag) {
-        send(ObjectCodec.encode(obj), dst, tag);
+        withEncoded(obj, t -> {
+            send(t, dst, tag);
+            return null;
+        });
     }
 
     /** Receives an object sent with {@link #sendObj}. */
@@ -646,17 +660,40 @@ public final class Communicator implements AutoCloseable {
 
     /** Broadcasts the root's object (others pass null, or anything: it is ignored). */
     public <T extends Serializable> T bcastObj(T obj, int root) {
-        return ObjectCodec.decode(bcast(rank == root ? ObjectCodec.encode(obj) : null, root));
+        if (rank != root) {
+            return ObjectCodec.decode(bcast(null, root));
+        }
+        return ObjectCodec.decode(withEncoded(obj, t -> bcast(t, root)));
     }
 
     /** The root gets every rank's object in rank order; others get an empty list. */
     public <T extends Serializable> List<T> gatherObj(T obj, int root) {
-        return ObjectCodec.decodeAll(gather(ObjectCodec.encode(obj), root));
+        return ObjectCodec.decodeAll(withEncoded(obj, t -> gather(t, root)));
     }
 
     /** Every rank gets every rank's object in rank order. */
     public <T extends Serializable> List<T> allgatherObj(T obj) {
-        return ObjectCodec.decodeAll(allgather(ObjectCodec.encode(obj)));
+        return ObjectCodec.decodeAll(withEncoded(obj, this::allgather));
+    }
+
+    /**
+     * Runs a tensor operation on the serialized object. An object that cannot be serialized goes
+     * in as null, which the operation announces to its peers as a tensor that cannot be sent, so
+     * that they fail too rather than wait; this rank then throws the serialization error.
+     */
+    private <R> R withEncoded(Serializable obj, Function<Tensor, R> op) {
+        Tensor encoded;
+        try {
+            encoded = ObjectCodec.encode(obj);
+        } catch (CommunicationException unserializable) {
+            try {
+                op.apply(null);
+            } catch (CommunicationException announced) {
+                unserializable.addSuppressed(announced);
+            }
+            throw unserializable;
+        }
+        return op.apply(encoded);
     }
 
     /** Folds every rank's object in rank order with {@code op}; identical on every rank. */
@@ -727,7 +764,8 @@ public final class Communicator implements AutoCloseable {
         LocalCheck mine = LocalCheck.of(check, tensors);
         TensorHeader first = mine.headers()[0];
         long fp = first == null ? 0 : first.fingerprint();
-        if (Agreement.sameOnEveryRank(headerCollectives, fp, mine.problem() == null)) {
+        long nbytes = first == null ? -1 : first.nbytes;
+        if (Agreement.sameOnEveryRank(headerCollectives, mine.problem() == null, fp, nbytes)) {
             return mine.headers();
         }
         throw disagreement(op, rule, mine);

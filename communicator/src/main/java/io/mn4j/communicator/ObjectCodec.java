@@ -22,8 +22,9 @@ final class ObjectCodec {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
             out.writeObject(obj);
-        } catch (IOException e) {
-            throw new CommunicationException("cannot serialize " + obj.getClass().getName() + ": " + e, e);
+        } catch (IOException | RuntimeException e) {
+            throw new CommunicationException("cannot serialize " + (obj == null ? "null" : obj.getClass().getName())
+                    + ": " + e, e);
         }
         byte[] data = bytes.toByteArray();
         Tensor t = torch.empty(new long[] {data.length}, new TensorOptions(torch.ScalarType.Byte), null);

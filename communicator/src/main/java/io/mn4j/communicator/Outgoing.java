@@ -79,8 +79,9 @@ record Outgoing(Tensor[] tensors, TensorHeader[] headers, long invalidCode, Stri
     /** What a peer passed, from its invalid code. */
     static String describe(long code) {
         if (code == UNSENDABLE) {
-            return "a tensor that cannot be sent (null, a dtype mn4j does not carry, or over "
-                    + TensorHeader.MAX_DIMS + " dimensions)";
+            return "a tensor that cannot be sent (null, not dense, a dtype mn4j does not carry, or over "
+                    + TensorHeader.MAX_DIMS + " dimensions; from the object operations, an object that could"
+                    + " not be serialized)";
         }
         return code == NO_LIST ? "no list (null)" : "a list of " + code;
     }

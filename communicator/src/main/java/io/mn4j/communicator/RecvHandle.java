@@ -4,15 +4,22 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.LongConsumer;
+import mpi.MPI;
 import mpi.MPIException;
 import mpi.Request;
+import mpi.Status;
 import org.bytedeco.pytorch.Tensor;
 
 /**
  * A nonblocking tensor receive in flight. The header arrives first; only then can the payload
  * receive be posted (its size is in the header), so the transfer needs {@link #test()} or
  * {@link #waitFor()} calls to advance. Receives from the same (source, tag) complete in the order
- * they were posted, whatever order they are tested in.
+ * they were posted, whatever order they are tested in, and blocking receives on that pair come
+ * after them.
+ *
+ * <p>The received tensor belongs to no {@link org.bytedeco.javacpp.PointerScope} while MPI writes
+ * it; {@link #waitFor()} or {@link #get()} hands it to the scope open at that call, as if it had
+ * been made there.
  */
 public final class RecvHandle {
     private final Wire wire;
@@ -26,7 +33,11 @@ public final class RecvHandle {
     private RecvHandle predecessor;
     private List<Request> payload;
     private Tensor out;
+    private boolean handedOver;
     private long bytes;
+    /** Payload requests completed so far, in order, and the bytes they brought. */
+    private int completed;
+    private long received;
     private boolean done;
     /** Why the sender sent no tensor (its header said so); thrown by test() and waitFor(). */
     private CommunicationException failure;
@@ -52,7 +63,10 @@ public final class RecvHandle {
         return bytes;
     }
 
-    /** True once the tensor has arrived; never blocks. */
+    /**
+     * True once the tensor has arrived. Never waits for the message; it may wait for a call on
+     * this handle that another thread is making.
+     */
     public synchronized boolean test() {
         try {
             if (done) {
@@ -62,10 +76,13 @@ public final class RecvHandle {
                 return false;
             }
             throwIfFailed();
-            for (Request r : payload) {
-                if (!r.test()) {
+            // In order: chunks from one (source, tag) arrive in the order they were sent.
+            for (; completed < payload.size(); completed++) {
+                Status s = payload.get(completed).testStatus();
+                if (s == null) {
                     return false;
                 }
+                received += s.getCount(MPI.BYTE);
             }
             finish();
             return true;
@@ -81,10 +98,12 @@ public final class RecvHandle {
             if (!done) {
                 postPayload(true);
                 throwIfFailed();
-                Wire.waitAll(payload);
+                for (; completed < payload.size(); completed++) {
+                    received += payload.get(completed).waitStatus().getCount(MPI.BYTE);
+                }
                 finish();
             }
-            return out;
+            return handOver();
         } catch (MPIException e) {
             throw new CommunicationException(context + ": " + e.getMessage(), e);
         } finally {
@@ -96,6 +115,14 @@ public final class RecvHandle {
     public synchronized Tensor get() {
         if (!done) {
             throw new IllegalStateException(context + ": the receive has not completed yet");
+        }
+        return handOver();
+    }
+
+    private Tensor handOver() {
+        if (!handedOver) {
+            handedOver = true;
+            HeldTensors.handOver(out);
         }
         return out;
     }
@@ -120,7 +147,7 @@ public final class RecvHandle {
         payload = new ArrayList<>();
         try {
             TensorHeader h = Wire.readHeader(header, src, context);
-            out = h.allocate();
+            out = HeldTensors.make(h::allocate);
             bytes = h.nbytes;
             wire.postReceive(h, out, header, src, tag, payload);
         } catch (CommunicationException e) {
@@ -140,6 +167,10 @@ public final class RecvHandle {
     }
 
     private void finish() {
+        if (!payload.isEmpty() && received != bytes) { // else the payload was inline
+            failure = Wire.chunkMismatch(context + ": received " + received + " of the " + bytes + " payload bytes");
+            throw failure;
+        }
         done = true;
         payload = List.of();
         onComplete.accept(bytes);

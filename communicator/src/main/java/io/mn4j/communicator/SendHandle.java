@@ -8,9 +8,10 @@ import org.bytedeco.pytorch.Tensor;
 
 /**
  * A nonblocking tensor send in flight. The tensor's memory is read by MPI until
- * {@link #waitFor()} returns (or {@link #test()} says true): the handle keeps it alive until then.
- * Debian's Open MPI has no progress thread, so a transfer advances only while some thread is in
- * an MPI call; poll with {@link #test()} or wait.
+ * {@link #waitFor()} returns (or {@link #test()} says true): the handle holds a reference of its
+ * own until then, which no {@link org.bytedeco.javacpp.PointerScope} releases. Debian's Open MPI
+ * has no progress thread, so a transfer advances only while some thread is in an MPI call; poll
+ * with {@link #test()} or wait.
  */
 public final class SendHandle {
     private final List<Request> requests;
@@ -18,23 +19,13 @@ public final class SendHandle {
     private ByteBuffer header;
     private final long bytes;
     private boolean done;
-    /** True when {@link #data} is a contiguous copy made for this send, freed once it completes. */
-    private boolean ownsData;
 
+    /** {@code data}: held ({@link HeldTensors}); released when the send completes. */
     SendHandle(List<Request> requests, Tensor data, ByteBuffer header, long bytes) {
         this.requests = requests;
         this.data = data;
         this.header = header;
         this.bytes = bytes;
-    }
-
-    /**
-     * Makes the handle free its tensor once the send completes: the tensor is a copy made only for
-     * this send (of a strided or GPU tensor), which would otherwise wait for the caller's
-     * PointerScope or the garbage collector.
-     */
-    void ownData() {
-        ownsData = true;
     }
 
     /** Payload bytes of this send. */
@@ -78,9 +69,7 @@ public final class SendHandle {
 
     private void release() {
         done = true;
-        if (ownsData) {
-            data.close();
-        }
+        HeldTensors.release(data); // frees a copy made for this send (of a strided or GPU tensor)
         data = null;
         HeaderBuffers.give(header);
         header = null;

@@ -34,6 +34,12 @@ final class TensorHeader {
     }
 
     static TensorHeader of(Tensor t) {
+        torch.Layout layout = t.layout();
+        if (layout.value != torch.Layout.Strided.value) { // JavaCPP enums compare by value
+            // Sparse and MKL-DNN tensors have no one block of memory to send.
+            throw new CommunicationException("only dense (strided) tensors can be communicated; got a "
+                    + layout + " tensor (call to_dense() first)");
+        }
         long[] shape = Shapes.of(t);
         if (shape.length > MAX_DIMS) {
             throw new CommunicationException("tensors of more than " + MAX_DIMS
@@ -98,14 +104,25 @@ final class TensorHeader {
         return type.scalarType.value == t.scalar_type().value && Shapes.matches(t, shape);
     }
 
-    /** A hash of dtype and shape, for a cheap agreement check across ranks. */
+    /**
+     * A hash of dtype and shape, for a cheap agreement check across ranks (together with
+     * {@link #nbytes}, which must agree exactly). Each step mixes all bits, so shapes that differ
+     * collide only by chance (about 2^-63), not by arithmetic as a plain polynomial would.
+     */
     long fingerprint() {
-        long h = type.code;
-        h = h * 1_000_003L + shape.length;
+        long h = mix(type.code + 0x9E3779B97F4A7C15L * (shape.length + 1));
         for (long d : shape) {
-            h = h * 1_000_003L + d;
+            h = mix(h ^ mix(d));
         }
         return h & Long.MAX_VALUE;
+    }
+
+    /** The finalizer of SplitMix64: every input bit affects every output bit. */
+    private static long mix(long z) {
+        z += 0x9E3779B97F4A7C15L;
+        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+        return z ^ (z >>> 31);
     }
 
     @Override

@@ -113,6 +113,13 @@ final class Wire {
      * payload is drained first, so a mismatch leaves no message behind); without, a new tensor.
      */
     Tensor recv(int src, int tag, Tensor into, String context) throws MPIException {
+        // An irecv posted earlier on this (source, tag) gets the earlier message, whose payload
+        // was sent first: its payload receive must be posted first, or it would take ours (and a
+        // sender blocked on that payload would never send our header).
+        RecvHandle earlier = lastReceive.get(key(src, tag));
+        if (earlier != null) {
+            earlier.postPayload(true);
+        }
         ByteBuffer buf = HeaderBuffers.all(1);
         headerComm.recv(buf, HeaderBuffers.MESSAGE_BYTES, MPI.BYTE, src, tag);
         TensorHeader h = readHeader(buf, src, context);
@@ -146,8 +153,22 @@ final class Wire {
         long chunk = chunkBytes;
         for (long off = 0; off < nbytes; off += chunk) {
             int len = (int) Math.min(chunk, nbytes - off);
-            payloadComm.recv(TensorBytes.wire(out, off, len), len, MPI.BYTE, src, tag);
+            Status s = payloadComm.recv(TensorBytes.wire(out, off, len), len, MPI.BYTE, src, tag);
+            checkChunk(s.getCount(MPI.BYTE), len, src);
         }
+    }
+
+    /** A shorter chunk than expected means the sender splits at another size: not silently. */
+    private static void checkChunk(int received, int expected, int src) {
+        if (received != expected) {
+            throw chunkMismatch("a payload chunk from rank " + src + " has " + received + " bytes where "
+                    + expected + " were expected");
+        }
+    }
+
+    static CommunicationException chunkMismatch(String what) {
+        return new CommunicationException(what + ": the ranks use different chunk sizes (setChunkBytes or"
+                + " -Dmn4j.chunkBytes must be the same on every rank)");
     }
 
     void isendPayload(Tensor data, long nbytes, int dst, int tag, List<Request> into) throws MPIException {
@@ -202,10 +223,14 @@ final class Wire {
     RecvHandle irecv(int src, int tag, String context, LongConsumer onComplete) throws MPIException {
         ByteBuffer buf = HeaderBuffers.take();
         Request headerRequest = headerComm.iRecv(buf, HeaderBuffers.MESSAGE_BYTES, MPI.BYTE, src, tag);
-        long key = ((long) src << 32) | (tag & 0xffffffffL);
+        long key = key(src, tag);
         RecvHandle handle = new RecvHandle(this, key, src, tag, buf, headerRequest, context, onComplete);
         handle.follow(lastReceive.put(key, handle));
         return handle;
+    }
+
+    private static long key(int src, int tag) {
+        return ((long) src << 32) | (tag & 0xffffffffL);
     }
 
     /** Called by a receive once its payload receive is posted: later ones no longer wait on it. */

@@ -492,7 +492,47 @@ public class CollectiveSuite implements ScenarioSuite {
             check.throwsWith(prefix + "bcastInto with different shapes", () -> c.bcastInto(into, 0),
                     "bcast", "rank 0: int32[3]", "rank " + last + ": int32[4]");
             stillWorks(c, check, prefix + "bad bcastInto");
+            // Shapes the agreement's former hash (a polynomial of base 1000003) took for equal:
+            // 1 * 1000003 + 2000000 = 2 * 1000003 + 999997, with 2000000 and 1999994 elements.
+            long[] shape = me == 0 ? new long[] {1, 2_000_000} : new long[] {2, 999_997};
+            check.throwsWith(prefix + "allreduce of [1, 2000000] on rank 0 and [2, 999997] elsewhere",
+                    () -> c.allreduce(Data.filled(ScalarType.Float, shape), ReduceOp.SUM),
+                    "allreduce", "rank 0: float32[1, 2000000]", "rank " + last + ": float32[2, 999997]");
+            stillWorks(c, check, prefix + "allreduce of hash-colliding shapes");
+            Tensor sparse = me == last ? Data.small(ScalarType.Float, new long[] {2}, me).to_sparse()
+                    : Data.small(ScalarType.Float, new long[] {2}, me);
+            check.throwsWith(prefix + "allreduce of a sparse tensor on rank " + last,
+                    () -> c.allreduce(sparse, ReduceOp.SUM), "allreduce", "rank " + last + ": (none)",
+                    me == last ? "only dense (strided) tensors" : "");
+            stillWorks(c, check, prefix + "allreduce of a sparse tensor on one rank");
         }
+        Tensor sparseOnLast = me == last ? Data.small(ScalarType.Float, new long[] {3}, me).to_sparse()
+                : Data.small(ScalarType.Float, new long[] {3}, me);
+        check.throwsWith(prefix + "allgather of a sparse tensor on rank " + last, () -> c.allgather(sparseOnLast),
+                "allgather", "rank " + last + " passed a tensor that cannot be sent", "not dense");
+        stillWorks(c, check, prefix + "allgather of a sparse tensor on one rank");
+
+        // An object that cannot be serialized on one rank: every rank throws, none waits.
+        ArrayList<Object> unserializable = new ArrayList<>(List.of(new Object()));
+        ArrayList<Object> fine = new ArrayList<>(List.of("rank " + me));
+        ArrayList<Object> mine = me == last ? unserializable : fine;
+        String[] objectFailure = me == last ? new String[] {"cannot serialize java.util.ArrayList", "NotSerializableException"}
+                : new String[] {"rank " + last + " passed a tensor that cannot be sent", "could not be serialized"};
+        check.throwsWith(prefix + "allgatherObj of an unserializable object on rank " + last,
+                () -> c.allgatherObj(mine), objectFailure);
+        stillWorks(c, check, prefix + "allgatherObj of an unserializable object");
+        if (me == 0 || me == last) {
+            check.throwsWith(prefix + "gatherObj at root 0 of an unserializable object on rank " + last,
+                    () -> c.gatherObj(mine, 0), objectFailure);
+        } else {
+            check.equal(prefix + "gatherObj at root 0 with an unserializable object on rank " + last
+                    + ": nothing to report off the root", 0, c.gatherObj(mine, 0).size());
+        }
+        stillWorks(c, check, prefix + "gatherObj of an unserializable object");
+        check.throwsWith(prefix + "bcastObj of an unserializable object from root " + last,
+                () -> c.bcastObj(mine, last), me == last ? objectFailure
+                        : new String[] {"bcast", "root rank " + last + " passed a tensor that cannot be sent"});
+        stillWorks(c, check, prefix + "bcastObj of an unserializable object");
 
         // allgatherInto and alltoallInto: an out of the wrong size or dtype, inputs that differ.
         Tensor two = Data.small(ScalarType.Float, new long[] {2}, me);

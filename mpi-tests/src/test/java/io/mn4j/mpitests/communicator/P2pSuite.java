@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import mpi.MPI;
 import mpi.Request;
+import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch.ScalarType;
@@ -257,18 +258,113 @@ public class P2pSuite implements ScenarioSuite {
                         Tensor expected = Data.wide(t.t, t.shape, seed(peer, me, k));
                         Tensor base = t.view ? Data.filled(t.t, t.shape[1], t.shape[0]) : Data.filled(t.t, t.shape);
                         Tensor into = t.view ? base.t() : base;
+                        long before = into.numel() > 0 ? into.data_ptr().address() : 0;
                         Tensor ret = c.recvInto(into, peer, tag);
                         check.tensorsClose(name + ": target", expected, into, 0);
                         check.tensorsClose(name + ": base memory", t.view ? expected.t() : expected, base, 0);
                         check.tensorsClose(name + ": returned", expected, ret, 0);
                         if (!t.view && into.numel() > 0) {
-                            check.equal(name + ": received in place", into.data_ptr().address(),
+                            check.equal(name + ": returns the target, its memory unmoved", before,
                                     ret.data_ptr().address());
                         }
                     }
                 }
             }
         });
+    }
+
+    /**
+     * The lower rank of each pair sends four tensors with one tag (the first two of one size, so
+     * that a swap would pass by size); the other posts an irecv, then takes the next two with
+     * recv and recvInto, and the last with a second irecv. Messages must land in posting order.
+     */
+    static void irecvThenRecv(Communicator c, Check check, int tag) throws Exception {
+        long[][] shapes = {{40, 50}, {40, 50}, {30, 70}, {600}};
+        int me = c.rank();
+        if (c.size() == 1) { // no peer: a refused blocking recv from oneself leaves the irecv intact
+            RecvHandle early = c.irecv(0, tag);
+            SendHandle sent = c.isend(Data.wide(ScalarType.Float, shapes[0], seed(0, 0, 0)), 0, tag);
+            check.throwsWith("blocking recv from oneself after an irecv refused", () -> c.recv(0, tag), "recv",
+                    "oneself");
+            check.tensorsClose("the irecv still gets its message",
+                    Data.wide(ScalarType.Float, shapes[0], seed(0, 0, 0)), early.waitFor(), 0);
+            sent.waitFor();
+            return;
+        }
+        forEachPair(c, (peer, first) -> {
+            if (first) {
+                for (int k = 0; k < shapes.length; k++) {
+                    c.send(Data.wide(ScalarType.Float, shapes[k], seed(me, peer, k)), peer, tag);
+                }
+                return;
+            }
+            RecvHandle early = c.irecv(peer, tag);
+            Tensor second = c.recv(peer, tag);
+            Tensor third = c.recvInto(Data.filled(ScalarType.Float, shapes[2]), peer, tag);
+            RecvHandle late = c.irecv(peer, tag);
+            String from = " from " + peer;
+            check.tensorsClose("recv after an irecv gets the second message" + from,
+                    Data.wide(ScalarType.Float, shapes[1], seed(peer, me, 1)), second, 0);
+            check.tensorsClose("recvInto after it gets the third" + from,
+                    Data.wide(ScalarType.Float, shapes[2], seed(peer, me, 2)), third, 0);
+            check.tensorsClose("the irecv posted first gets the first" + from,
+                    Data.wide(ScalarType.Float, shapes[0], seed(peer, me, 0)), early.waitFor(), 0);
+            check.tensorsClose("the irecv posted last gets the last" + from,
+                    Data.wide(ScalarType.Float, shapes[3], seed(peer, me, 3)), late.waitFor(), 0);
+        });
+    }
+
+    /**
+     * MPI reads a sent tensor and writes a received one after isend/irecv return: closing the
+     * caller's scope in between must not free them. Each rank sends to the next a 512 KiB tensor
+     * made in a scope closed before the send completes, and receives into a tensor allocated
+     * inside another closed scope (test() posts it there). Tensors of the same size made after
+     * the scopes closed would take the freed memory, so a freed tensor shows as wrong values.
+     */
+    static void transfersOutliveScopes(Communicator c, Check check, int tag) throws Exception {
+        int n = c.size();
+        int me = c.rank();
+        int next = (me + 1) % n;
+        int prev = (me + n - 1) % n;
+        long[] shape = {512, 256};
+        SendHandle sent;
+        try (PointerScope scope = new PointerScope()) {
+            sent = c.isend(Data.wide(ScalarType.Float, shape, seed(me, next, 0)), next, tag);
+        }
+        RecvHandle got = c.irecv(prev, tag);
+        try (PointerScope scope = new PointerScope()) {
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            while (!got.test() && System.nanoTime() < deadline) {
+                sent.test(); // progress for the peer, which may be testing too
+            }
+        }
+        List<Tensor> reuse = new ArrayList<>();
+        for (int k = 0; k < 4; k++) {
+            reuse.add(Data.filled(ScalarType.Float, shape).fill_(new Scalar(-7.0)));
+        }
+        sent.waitFor();
+        check.tensorsClose("a received tensor from " + prev + " taken after its scope closed",
+                Data.wide(ScalarType.Float, shape, seed(prev, me, 0)), got.waitFor(), 0);
+        check.tensorsClose("memory allocated meanwhile untouched", Data.filled(ScalarType.Float, shape)
+                .fill_(new Scalar(-7.0)), reuse.get(3), 0);
+        // A send whose tensor's scope closes before the receiver has even posted its receive.
+        c.barrier();
+        if (n > 1) {
+            if (me == 0) {
+                try (PointerScope scope = new PointerScope()) {
+                    sent = c.isend(Data.wide(ScalarType.Float, shape, seed(me, 1, 1)), 1, tag + 1);
+                }
+                for (int k = 0; k < 4; k++) {
+                    reuse.set(k, Data.filled(ScalarType.Float, shape).fill_(new Scalar(-9.0)));
+                }
+                c.send(Data.filled(ScalarType.Int, 1), 1, tag + 2); // "go": only now is it received
+                sent.waitFor();
+            } else if (me == 1) {
+                c.recv(0, tag + 2);
+                check.tensorsClose("a sent tensor whose scope closed before the receive was posted",
+                        Data.wide(ScalarType.Float, shape, seed(0, 1, 1)), c.recv(0, tag + 1), 0);
+            }
+        }
     }
 
     /** A serializable message with per-rank content. */
@@ -402,6 +498,12 @@ public class P2pSuite implements ScenarioSuite {
 
         s.put("outstanding irecvs from one source and tag complete in posting order", (c, check) ->
                 ordering(c, check, 30, ""));
+
+        s.put("an irecv, then blocking receives on the same source and tag: each gets its own message",
+                (c, check) -> irecvThenRecv(c, check, 32));
+
+        s.put("tensors of nonblocking transfers outlive the caller's PointerScope", (c, check) ->
+                transfersOutliveScopes(c, check, 34));
 
         s.put("nonblocking traffic overlaps computation, driven by test()", (c, check) -> {
             int n = c.size();

@@ -1,0 +1,68 @@
+package io.mn4j.communicator;
+
+import java.util.Iterator;
+import java.util.function.Supplier;
+import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.Tensor;
+
+/**
+ * Tensors of nonblocking transfers, which MPI reads or writes after the call that made them has
+ * returned: no caller's {@link PointerScope} may free them then. A held tensor is made outside
+ * the caller's scopes with one reference of its own; the handle releases it when the transfer is
+ * done, or hands it over to the scope open at that time, as if it had been made there.
+ */
+final class HeldTensors {
+    private HeldTensors() {
+    }
+
+    /**
+     * The tensor {@code make} returns, which must be one it made (not one made before: that
+     * one's owner would never free it), outside every open scope.
+     */
+    static Tensor make(Supplier<Tensor> make) {
+        try (PointerScope own = new PointerScope()) {
+            Tensor t = make.get();
+            t.retainReference();
+            return t;
+        }
+    }
+
+    /** A new handle on {@code x}'s storage that no caller's scope frees. */
+    static Tensor handleOn(Tensor x) {
+        return make(() -> new Tensor(x));
+    }
+
+    /** Gives up the held reference: frees the tensor unless a scope or hand-over kept it. */
+    static void release(Tensor t) {
+        t.releaseReference();
+    }
+
+    /**
+     * Attaches a held tensor to the innermost open scope that takes tensors, which then frees it
+     * on close; without one, the garbage collector frees it, as any tensor made outside scopes.
+     */
+    static Tensor handOver(Tensor t) {
+        for (Iterator<PointerScope> it = PointerScope.getScopeIterator(); it.hasNext(); ) {
+            PointerScope scope = it.next();
+            if (takes(scope, t)) {
+                scope.attach(t);
+                t.releaseReference();
+                return t;
+            }
+        }
+        return t;
+    }
+
+    private static boolean takes(PointerScope scope, Tensor t) {
+        Class<?>[] only = scope.forClasses();
+        if (only == null || only.length == 0) {
+            return true;
+        }
+        for (Class<?> c : only) {
+            if (c != null && c.isInstance(t)) {
+                return true;
+            }
+        }
+        return false;
+    }
+}
