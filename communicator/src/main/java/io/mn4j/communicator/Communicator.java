@@ -269,7 +269,7 @@ public final class Communicator implements AutoCloseable {
         });
         SendHandle handle;
         try {
-            handle = call("isend", () -> p2p.isend(w, h, dst, tag));
+            handle = call("isend", () -> p2p.isend(w, h, dst, tag, ctx("isend", dst, tag)));
         } catch (RuntimeException e) {
             HeldTensors.release(w);
             throw e;
@@ -655,25 +655,25 @@ public final class Communicator implements AutoCloseable {
 
     /** Receives an object sent with {@link #sendObj}. */
     public <T> T recvObj(int src, int tag) {
-        return ObjectCodec.decode(recv(src, tag));
+        return ObjectCodec.decode(recv(src, tag), ctx("recvObj", src, tag));
     }
 
     /** Broadcasts the root's object (others pass null, or anything: it is ignored). */
     public <T extends Serializable> T bcastObj(T obj, int root) {
         if (rank != root) {
-            return ObjectCodec.decode(bcast(null, root));
+            return ObjectCodec.decode(bcast(null, root), "bcastObj from root " + root);
         }
-        return ObjectCodec.decode(withEncoded(obj, t -> bcast(t, root)));
+        return ObjectCodec.decode(withEncoded(obj, t -> bcast(t, root)), "bcastObj from root " + root);
     }
 
     /** The root gets every rank's object in rank order; others get an empty list. */
     public <T extends Serializable> List<T> gatherObj(T obj, int root) {
-        return ObjectCodec.decodeAll(withEncoded(obj, t -> gather(t, root)));
+        return ObjectCodec.decodeAll(withEncoded(obj, t -> gather(t, root)), "gatherObj");
     }
 
     /** Every rank gets every rank's object in rank order. */
     public <T extends Serializable> List<T> allgatherObj(T obj) {
-        return ObjectCodec.decodeAll(withEncoded(obj, this::allgather));
+        return ObjectCodec.decodeAll(withEncoded(obj, this::allgather), "allgatherObj");
     }
 
     /**

@@ -33,21 +33,23 @@ final class ObjectCodec {
     }
 
     @SuppressWarnings("unchecked")
-    static <T> T decode(Tensor t) {
+    /** The object in {@code t}; {@code from} names the call and sender for errors. */
+    static <T> T decode(Tensor t, String from) {
         byte[] data = new byte[(int) t.nbytes()];
         ByteBuffer view = TensorBytes.slice(TensorBytes.wireReady(t), 0, data.length);
         view.get(data);
         try (ObjectInputStream in = new ObjectInputStream(new ByteArrayInputStream(data))) {
             return (T) in.readObject();
         } catch (IOException | ClassNotFoundException e) {
-            throw new CommunicationException("cannot deserialize a received object: " + e, e);
+            throw new CommunicationException(from + ": cannot deserialize the received object: " + e, e);
         }
     }
 
-    static <T> List<T> decodeAll(List<Tensor> ts) {
+    /** The objects of every rank, in rank order; {@code op} names the call for errors. */
+    static <T> List<T> decodeAll(List<Tensor> ts, String op) {
         List<T> out = new ArrayList<>(ts.size());
-        for (Tensor t : ts) {
-            out.add(decode(t));
+        for (int r = 0; r < ts.size(); r++) {
+            out.add(decode(ts.get(r), op + " from rank " + r));
         }
         return out;
     }

@@ -18,14 +18,17 @@ public final class SendHandle {
     private Tensor data;
     private ByteBuffer header;
     private final long bytes;
+    /** The call, its ranks and tag, for errors. */
+    private final String context;
     private boolean done;
 
     /** {@code data}: held ({@link HeldTensors}); released when the send completes. */
-    SendHandle(List<Request> requests, Tensor data, ByteBuffer header, long bytes) {
+    SendHandle(List<Request> requests, Tensor data, ByteBuffer header, long bytes, String context) {
         this.requests = requests;
         this.data = data;
         this.header = header;
         this.bytes = bytes;
+        this.context = context;
     }
 
     /** Payload bytes of this send. */
@@ -45,7 +48,7 @@ public final class SendHandle {
                 }
             }
         } catch (MPIException e) {
-            throw new CommunicationException("isend: " + e.getMessage(), e);
+            throw new CommunicationException(context + ": " + e.getMessage(), e);
         }
         release();
         return true;
@@ -60,7 +63,7 @@ public final class SendHandle {
         try {
             Wire.waitAll(requests);
         } catch (MPIException e) {
-            throw new CommunicationException("isend: " + e.getMessage(), e);
+            throw new CommunicationException(context + ": " + e.getMessage(), e);
         } finally {
             MpiJob.leftMpi();
         }

@@ -212,11 +212,11 @@ final class Wire {
         }
     }
 
-    SendHandle isend(Tensor data, TensorHeader h, int dst, int tag) throws MPIException {
+    SendHandle isend(Tensor data, TensorHeader h, int dst, int tag, String context) throws MPIException {
         ByteBuffer buf = HeaderBuffers.take();
         List<Request> requests = new ArrayList<>();
         postSend(headerComm, tag, tag, h, data, buf, dst, requests);
-        return new SendHandle(requests, data, buf, h.nbytes);
+        return new SendHandle(requests, data, buf, h.nbytes, context);
     }
 
     /** Posts a nonblocking receive; {@code onComplete} gets the payload bytes once it has arrived. */

@@ -155,13 +155,13 @@ class WireFormatTest {
         m.put("big", new ArrayList<>(java.util.Collections.nCopies(1000, 7)));
         Tensor t = ObjectCodec.encode((java.io.Serializable) m);
         assertEquals(ScalarType.Byte.value, t.scalar_type().value);
-        Map<String, List<Integer>> back = ObjectCodec.decode(t);
+        Map<String, List<Integer>> back = ObjectCodec.decode(t, "test");
         assertEquals(m, back);
         // A non-contiguous uint8 view decodes too.
         Tensor twice = torch.stack(new org.bytedeco.pytorch.TensorVector(t, t), 1);
-        assertEquals(m, ObjectCodec.decode(twice.select(1, 1)));
+        assertEquals(m, ObjectCodec.decode(twice.select(1, 1), "test"));
         CommunicationException e = assertThrows(CommunicationException.class,
-                () -> ObjectCodec.decode(bytes(10)));
-        assertTrue(e.getMessage().contains("deserialize"), e.getMessage());
+                () -> ObjectCodec.decode(bytes(10), "recvObj (rank 0 from rank 1, tag 3)"));
+        assertTrue(e.getMessage().startsWith("recvObj (rank 0 from rank 1, tag 3): cannot deserialize"), e.getMessage());
     }
 }
