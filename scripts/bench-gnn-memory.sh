@@ -93,8 +93,9 @@ for m in "${modules[@]}"; do cp+="$root/$m/target/classes:"; done
 cp+="$root/examples/target/lib/*"
 main=io.mn4j.examples.bench.GnnMemoryBenchmark
 
-# JavaCPP unpacks LibTorch into ~/.javacpp/cache on first use; do it once, before ranks race.
-java -cp "$cp" io.mn4j.communicator.LoadNativeLibraries >/dev/null
+# JavaCPP unpacks LibTorch into its cache on first use; do it once, with the ranks' JVM flags (a
+# -Dorg.bytedeco.javacpp.cachedir in MN4J_JAVA_FLAGS moves the cache), before ranks race.
+java -cp "$cp" ${MN4J_JAVA_FLAGS:-} io.mn4j.communicator.LoadNativeLibraries >/dev/null
 
 {
   echo "== $(date -Is) bench-gnn-memory: nodes=$nodes degree=$degree features=$features classes=$classes hidden=$hidden"
@@ -118,8 +119,9 @@ failed=0
 # One configuration: fresh processes under mpirun; rank 0 appends a row to the CSV.
 run_config() { # np model mode epochs
   local np=$1 model=$2 mode=$3 ep=$4 rc
-  local flags=(--bind-to none --mca mpi_yield_when_idle 1)
-  [ "$np" -gt "$(nproc)" ] && flags+=(--oversubscribe)
+  # --oversubscribe always, as scripts/mn4j-run: Open MPI 4.1 counts slots per physical core, not
+  # per hardware thread (nproc), and without binding it costs nothing when the ranks fit.
+  local flags=(--oversubscribe --bind-to none --mca mpi_yield_when_idle 1)
   echo "== $(date +%T) $model $mode, $np ranks, $ep epochs (load average: $(cut -d' ' -f1-3 /proc/loadavg))" | tee -a "$log"
   set +e
   timeout "$timeout" mpirun -np "$np" "${flags[@]}" "${envflags[@]}" ${MN4J_MPIRUN_FLAGS:-} \
