@@ -49,19 +49,19 @@ done
 [ -n "$rounds" ] || { [ ${#quick[@]} -gt 0 ] && rounds=1 || rounds=2; }
 case "$stat" in median|min) ;; *) echo "bench-comm: --stat must be median or min" >&2; exit 2 ;; esac
 
-for tool in mvn mpicc mpirun java; do
-  command -v "$tool" >/dev/null || { echo "bench-comm: $tool not found (run scripts/setup.sh)" >&2; exit 1; }
-done
-
 out=$root/bench-results
 work=$out/work
 mkdir -p "$work"
 
 modules=(communicator functions iterators gnn examples)
 if [ "$build" = 1 ]; then
-  echo "== building (mvn -o -q package -DskipTests -pl examples -am)"
-  mvn -B -o -q package -DskipTests -pl examples -am
+  echo "== set-up and build (scripts/maven -q package -DskipTests -pl examples -am)"
+  scripts/maven -q package -DskipTests -pl examples -am
 fi
+# (scripts/maven's set-up installs these; --no-build skips it)
+for tool in mpicc mpirun java; do
+  command -v "$tool" >/dev/null || { echo "bench-comm: $tool not found (run scripts/setup.sh)" >&2; exit 1; }
+done
 [ -f examples/target/classes/io/mn4j/examples/bench/CommBenchmark.class ] || {
   echo "bench-comm: examples/target/classes has no CommBenchmark; run without --no-build" >&2; exit 1; }
 

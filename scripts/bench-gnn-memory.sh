@@ -66,10 +66,6 @@ while [ $# -gt 0 ]; do
   esac
 done
 case "$malloc" in fixed|default) ;; *) echo "bench-gnn-memory: --malloc must be fixed or default" >&2; exit 2 ;; esac
-for tool in mvn mpirun java; do
-  command -v "$tool" >/dev/null || { echo "bench-gnn-memory: $tool not found (run scripts/setup.sh)" >&2; exit 1; }
-done
-
 out=$root/bench-results
 work=$out/work
 mkdir -p "$work"
@@ -80,9 +76,13 @@ log=$work/gnn-memory.log
 
 modules=(communicator functions iterators gnn examples)
 if [ "$build" = 1 ]; then
-  echo "== building (mvn -o -q package -DskipTests -pl examples -am)"
-  mvn -B -o -q package -DskipTests -pl examples -am
+  echo "== set-up and build (scripts/maven -q package -DskipTests -pl examples -am)"
+  scripts/maven -q package -DskipTests -pl examples -am
 fi
+# (scripts/maven's set-up installs these; --no-build skips it)
+for tool in mpirun java; do
+  command -v "$tool" >/dev/null || { echo "bench-gnn-memory: $tool not found (run scripts/setup.sh)" >&2; exit 1; }
+done
 [ -f examples/target/classes/io/mn4j/examples/bench/GnnMemoryBenchmark.class ] || {
   echo "bench-gnn-memory: examples/target/classes has no GnnMemoryBenchmark; run without --no-build" >&2; exit 1; }
 # mn4j's own modules from this checkout's target/classes first (current even after a plain
