@@ -3,6 +3,5 @@
 # multi-rank tests (real mpirun jobs with 1, 2, 3 and 4 ranks).
 set -euo pipefail
 cd "$(dirname "$0")"
-ompi=$(scripts/setup.sh)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-exec mvn -B -ntp -Dopenmpi.version="$ompi" verify "$@"
+exec scripts/maven verify "$@"

@@ -49,19 +49,19 @@ done
 [ -n "$rounds" ] || { [ ${#quick[@]} -gt 0 ] && rounds=1 || rounds=2; }
 case "$stat" in median|min) ;; *) echo "bench-comm: --stat must be median or min" >&2; exit 2 ;; esac
 
-for tool in mvn mpicc mpirun java; do
-  command -v "$tool" >/dev/null || { echo "bench-comm: $tool not found (run scripts/setup.sh)" >&2; exit 1; }
-done
-
 out=$root/bench-results
 work=$out/work
 mkdir -p "$work"
 
 modules=(communicator functions iterators gnn examples)
 if [ "$build" = 1 ]; then
-  echo "== building (mvn -o -q package -DskipTests -pl examples -am)"
-  mvn -B -o -q package -DskipTests -pl examples -am
+  echo "== set-up and build (scripts/maven -q package -DskipTests -pl examples -am)"
+  scripts/maven -q package -DskipTests -pl examples -am
 fi
+# (scripts/maven's set-up installs these; --no-build skips it)
+for tool in mpicc mpirun java; do
+  command -v "$tool" >/dev/null || { echo "bench-comm: $tool not found (run scripts/setup.sh)" >&2; exit 1; }
+done
 [ -f examples/target/classes/io/mn4j/examples/bench/CommBenchmark.class ] || {
   echo "bench-comm: examples/target/classes has no CommBenchmark; run without --no-build" >&2; exit 1; }
 
@@ -82,8 +82,8 @@ if [ "$join_only" = 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   fi
-  # The same malloc settings as scripts/mn4j-run (see there), for C and Java alike.
-  export GLIBC_TUNABLES=${GLIBC_TUNABLES-$(sed -n 's/^export GLIBC_TUNABLES=\${GLIBC_TUNABLES-\(.*\)}$/\1/p' scripts/mn4j-run)}
+  # The malloc settings of scripts/mn4j-run, for C and Java alike.
+  . scripts/glibc-tunables.sh
   # JavaCPP reads /proc/self/statm for every native object it registers while maxPhysicalBytes > 0
   # (~1.7 us per received tensor here). The Java rows run without that accounting; the row
   # pingpong_jcpp_default repeats the ping-pong with JavaCPP's default, what a program gets by default.
@@ -95,12 +95,16 @@ if [ "$join_only" = 0 ]; then
   echo "== loading LibTorch once"
   java -cp "$cp" $java_flags "$main" --load-only
 
+  # Ranks get a core each while they fit. Open MPI 4.1 counts a slot per physical core, not per
+  # hardware thread (nproc), so with hyper-threads -np 4 --bind-to core on 2 cores would fail.
+  cores=$(lscpu -p=CORE,SOCKET | grep -v '^#' | sort -u | wc -l)
+
   : > "$work/lines.csv"
-  { echo "# $(date -Is) $(uname -n) nproc=$(nproc) OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} stat=$stat repeats=$repeats ${quick[*]}"; } > "$load"
+  { echo "# $(date -Is) $(uname -n) nproc=$(nproc) cores=$cores OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} stat=$stat repeats=$repeats ${quick[*]}"; } > "$load"
 
   run() { # run NP IMPL OPS [JAVA_FLAGS]
     local np=$1 impl=$2 ops=$3 jflags=${4:-$java_flags} flags
-    if [ "$np" -le "$(nproc)" ]; then
+    if [ "$np" -le "$cores" ]; then
       flags=(--bind-to core --map-by core)
     else
       flags=(--oversubscribe --bind-to none --mca mpi_yield_when_idle 1)

@@ -6,7 +6,7 @@
 #  2. bytes sent per layer in one-shot mode with MN4J_BENCH_NP ranks (default 2) vs boundary rows x
 #     width x 4 bytes and the partitioner's communication volume.
 # Usage: scripts/bench-gnn-epoch.sh [OUT_DIR] [extra options for part 1, e.g. --epochs 30]
-# Needs a build with dependencies copied (mvn -B -q package -DskipTests). Leaves OPENBLAS_CORETYPE
+# Needs a build with dependencies copied (scripts/maven -q package -DskipTests). Leaves OPENBLAS_CORETYPE
 # as the environment sets it (the table says which).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

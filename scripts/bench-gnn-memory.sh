@@ -66,10 +66,6 @@ while [ $# -gt 0 ]; do
   esac
 done
 case "$malloc" in fixed|default) ;; *) echo "bench-gnn-memory: --malloc must be fixed or default" >&2; exit 2 ;; esac
-for tool in mvn mpirun java; do
-  command -v "$tool" >/dev/null || { echo "bench-gnn-memory: $tool not found (run scripts/setup.sh)" >&2; exit 1; }
-done
-
 out=$root/bench-results
 work=$out/work
 mkdir -p "$work"
@@ -80,9 +76,13 @@ log=$work/gnn-memory.log
 
 modules=(communicator functions iterators gnn examples)
 if [ "$build" = 1 ]; then
-  echo "== building (mvn -o -q package -DskipTests -pl examples -am)"
-  mvn -B -o -q package -DskipTests -pl examples -am
+  echo "== set-up and build (scripts/maven -q package -DskipTests -pl examples -am)"
+  scripts/maven -q package -DskipTests -pl examples -am
 fi
+# (scripts/maven's set-up installs these; --no-build skips it)
+for tool in mpirun java; do
+  command -v "$tool" >/dev/null || { echo "bench-gnn-memory: $tool not found (run scripts/setup.sh)" >&2; exit 1; }
+done
 [ -f examples/target/classes/io/mn4j/examples/bench/GnnMemoryBenchmark.class ] || {
   echo "bench-gnn-memory: examples/target/classes has no GnnMemoryBenchmark; run without --no-build" >&2; exit 1; }
 # mn4j's own modules from this checkout's target/classes first (current even after a plain
@@ -93,8 +93,9 @@ for m in "${modules[@]}"; do cp+="$root/$m/target/classes:"; done
 cp+="$root/examples/target/lib/*"
 main=io.mn4j.examples.bench.GnnMemoryBenchmark
 
-# JavaCPP unpacks LibTorch into ~/.javacpp/cache on first use; do it once, before ranks race.
-java -cp "$cp" io.mn4j.communicator.LoadNativeLibraries >/dev/null
+# JavaCPP unpacks LibTorch into its cache on first use; do it once, with the ranks' JVM flags (a
+# -Dorg.bytedeco.javacpp.cachedir in MN4J_JAVA_FLAGS moves the cache), before ranks race.
+java -cp "$cp" ${MN4J_JAVA_FLAGS:-} io.mn4j.communicator.LoadNativeLibraries >/dev/null
 
 {
   echo "== $(date -Is) bench-gnn-memory: nodes=$nodes degree=$degree features=$features classes=$classes hidden=$hidden"
@@ -118,8 +119,9 @@ failed=0
 # One configuration: fresh processes under mpirun; rank 0 appends a row to the CSV.
 run_config() { # np model mode epochs
   local np=$1 model=$2 mode=$3 ep=$4 rc
-  local flags=(--bind-to none --mca mpi_yield_when_idle 1)
-  [ "$np" -gt "$(nproc)" ] && flags+=(--oversubscribe)
+  # --oversubscribe always, as scripts/mn4j-run: Open MPI 4.1 counts slots per physical core, not
+  # per hardware thread (nproc), and without binding it costs nothing when the ranks fit.
+  local flags=(--oversubscribe --bind-to none --mca mpi_yield_when_idle 1)
   echo "== $(date +%T) $model $mode, $np ranks, $ep epochs (load average: $(cut -d' ' -f1-3 /proc/loadavg))" | tee -a "$log"
   set +e
   timeout "$timeout" mpirun -np "$np" "${flags[@]}" "${envflags[@]}" ${MN4J_MPIRUN_FLAGS:-} \

@@ -236,7 +236,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--stat") && i + 1 < argc) {
             const char *s = argv[++i];
             if (!strcmp(s, "min")) use_min = 1;
-            else if (strcmp(s, "median")) { if (rank == 0) fprintf(stderr, "commbench: --stat median|min\n"); MPI_Abort(MPI_COMM_WORLD, 2); }
+            else if (!strcmp(s, "median")) use_min = 0;
+            else { if (rank == 0) fprintf(stderr, "commbench: --stat median|min\n"); MPI_Abort(MPI_COMM_WORLD, 2); }
         } else {
             if (rank == 0) fprintf(stderr, "commbench: unknown argument %s\n"
                     "usage: commbench [--ops pingpong,allgather,alltoall,allreduce,allgather_alloc,alltoall_alloc] [--quick] "

@@ -15,9 +15,9 @@ import org.bytedeco.javacpp.Loader;
 import org.bytedeco.pytorch.global.torch;
 
 /**
- * Launches {@code mpirun -np N java ... <main> <args>} on the current class path, with a timeout
- * that kills the whole job, and collects what each rank wrote. Output of the ranks goes to a file
- * (never to this JVM's stdout, which Surefire uses as its channel).
+ * Launches {@code mpirun -np N java ... <main> <args>} with this JVM's {@code java} and class path,
+ * with a timeout that kills the whole job, and collects what each rank wrote. Output of the ranks
+ * goes to a file (never to this JVM's stdout, which Surefire uses as its channel).
  */
 public final class MpiLauncher {
     /** What a launch left behind. */
@@ -28,7 +28,8 @@ public final class MpiLauncher {
         public String describe() {
             StringBuilder sb = new StringBuilder();
             sb.append("mpirun -np ").append(ranks).append(timedOut ? " TIMED OUT" : " exit " + exitCode)
-                    .append(" after ").append(String.format("%.1f", seconds)).append(" s\n--- output ---\n")
+                    .append(" after ").append(String.format("%.1f", seconds)).append(" s, files in ").append(dir)
+                    .append("\n--- output ---\n")
                     .append(output);
             rankLines.forEach((r, lines) -> sb.append("\n--- rank ").append(r).append(" ---\n")
                     .append(String.join("\n", lines)));
@@ -41,15 +42,21 @@ public final class MpiLauncher {
     private MpiLauncher() {
     }
 
-    /** Runs {@link ScenarioMain} with a suite under {@code mpirun -np ranks}. */
+    /**
+     * Runs {@link ScenarioMain} with a suite under {@code mpirun -np ranks}, in a new directory
+     * {@code mn4j-<suite>-np<ranks>-*} of {@code java.io.tmpdir}: deleted when the job ended with 0
+     * and no rank recorded a failed check; otherwise kept for a look at what the ranks left
+     * (crash reports, logs), and {@link Result#describe()} names it.
+     */
     public static Result runSuite(int ranks, Class<? extends ScenarioSuite> suite, long timeoutSeconds,
             String... scenarios) throws IOException, InterruptedException {
         Path dir = Files.createTempDirectory("mn4j-" + suite.getSimpleName() + "-np" + ranks + "-");
         List<String> args = new ArrayList<>(List.of(dir.toString(), suite.getName()));
         args.addAll(List.of(scenarios));
         Result result = run(ranks, ScenarioMain.class.getName(), args, dir, timeoutSeconds);
-        if (!result.timedOut() && result.exitCode() == 0) {
-            deleteRecursively(dir); // kept on failure, for a look at what the ranks left
+        boolean anyFailed = result.rankLines().values().stream().flatMap(List::stream).anyMatch(l -> l.startsWith(ScenarioMain.FAIL + "\t"));
+        if (!result.timedOut() && result.exitCode() == 0 && !anyFailed) {
+            deleteRecursively(dir);
         }
         return result;
     }
@@ -69,10 +76,13 @@ public final class MpiLauncher {
             Consumer<Process> whileRunning) throws IOException, InterruptedException {
         warmUpNativeCache();
         Files.createDirectories(dir);
+        // The ranks run on the test JVM's java (not whichever is first on PATH), so they see the
+        // same Java as the test that checks them.
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> cmd = new ArrayList<>(List.of("mpirun", "-np", String.valueOf(ranks),
                 "--oversubscribe", "--bind-to", "none", "--mca", "mpi_yield_when_idle", "1",
                 "--mca", "btl", "self,vader",
-                "java", "-cp", System.getProperty("java.class.path"),
+                java, "-cp", System.getProperty("java.class.path"),
                 "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss4m",
                 // A crashing JVM's report goes with the job's files, not into the module folder.
                 "-XX:ErrorFile=" + dir.resolve("hs_err_pid%p.log"),
@@ -81,7 +91,6 @@ public final class MpiLauncher {
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().put("OMPI_ALLOW_RUN_AS_ROOT", "1");
         pb.environment().put("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
-        pb.environment().put("OMPI_MCA_rmaps_base_oversubscribe", "1");
         File log = dir.resolve("mpirun.log").toFile();
         pb.redirectErrorStream(true).redirectOutput(log);
         long t0 = System.nanoTime();

@@ -19,6 +19,9 @@ import java.util.Map;
  * collective), so the parent sees the failure rather than a hang.
  */
 public final class ScenarioMain {
+    /** The first field of a result line. */
+    static final String PASS = "PASS", FAIL = "FAIL";
+
     private ScenarioMain() {
     }
 
@@ -44,7 +47,6 @@ public final class ScenarioMain {
             write(out, check.drain());
         }
         world.barrier();
-        Files.writeString(dir.resolve("rank-" + world.rank() + ".done"), "done");
         Communicator.shutdown();
     }
 
@@ -52,7 +54,7 @@ public final class ScenarioMain {
         try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(file, StandardCharsets.UTF_8,
                 StandardOpenOption.CREATE, StandardOpenOption.APPEND))) {
             for (Check.Outcome o : outcomes) {
-                w.println((o.passed() ? "PASS" : "FAIL") + "\t" + o.scenario() + "\t" + o.name() + "\t"
+                w.println((o.passed() ? PASS : FAIL) + "\t" + o.scenario() + "\t" + o.name() + "\t"
                         + o.message().replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t"));
             }
         }

@@ -46,7 +46,7 @@ public final class MpiSuiteTests {
                     continue;
                 }
                 failures.computeIfAbsent(f[1], k -> new ArrayList<>());
-                if (f[0].equals("PASS")) {
+                if (f[0].equals(ScenarioMain.PASS)) {
                     passes.merge(f[1], 1, Integer::sum);
                 } else {
                     failures.get(f[1]).add("rank " + rank + " " + f[2] + ": "

@@ -8,7 +8,11 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Locale;
+import java.util.Set;
+import java.util.stream.Collectors;
 import picocli.CommandLine.Option;
 
 /**
@@ -18,13 +22,18 @@ import picocli.CommandLine.Option;
 public final class GraphOptions {
     /** Environment variable with the path of {@code cora.npz}. */
     public static final String CORA_ENV = "MN4J_CORA";
-    /** Places searched for {@code cora.npz} when {@value #CORA_ENV} is not set. */
-    public static final String[] CORA_PLACES = {"/work/shared/datasets/cora.npz", "datasets/cora.npz", "../shared/datasets/cora.npz"};
+    /**
+     * Where {@code cora.npz} is looked for, relative to the working directory and to each of its
+     * ancestors, nearest first, when {@value #CORA_ENV} is not set: a checkout's own
+     * {@code datasets/}, or the {@code shared/} beside the checkout. The ancestors make it
+     * independent of the module a test runs in (Surefire works in the module's folder).
+     */
+    static final List<String> CORA_PLACES = List.of("datasets/cora.npz", "../shared/datasets/cora.npz");
 
     @Option(names = "--data", paramLabel = "cora|synthetic|FILE",
-            description = "Graph: 'synthetic' (planted partition, the default), 'cora' (Planetoid Cora with the public split; "
-                    + "$" + CORA_ENV + " or " + "/work/shared/datasets/cora.npz), a gnn-benchmark FILE.npz, or an edge list "
-                    + "(one 'src dst' per line; structure only).")
+            description = "Graph: 'synthetic' (planted partition, the default), 'cora' (Planetoid Cora with the public split: "
+                    + "$" + CORA_ENV + ", else datasets/cora.npz or ../shared/datasets/cora.npz from the working directory "
+                    + "or one of its parents), a gnn-benchmark FILE.npz, or an edge list (one 'src dst' per line; structure only).")
     public String data = "synthetic";
 
     @Option(names = "--nodes", paramLabel = "N", description = "Synthetic graph: nodes (default: ${DEFAULT-VALUE}).")
@@ -71,16 +80,28 @@ public final class GraphOptions {
 
     /** Where {@code cora.npz} is: {@value #CORA_ENV} if set, else the first of {@link #CORA_PLACES} that exists. */
     public static Path coraPath() throws NoSuchFileException {
-        String env = System.getenv(CORA_ENV);
+        return findCora(System.getenv(CORA_ENV), Path.of("").toAbsolutePath());
+    }
+
+    /** {@link #coraPath()} for a given value of {@value #CORA_ENV} (null: not set) and working directory. */
+    static Path findCora(String env, Path workingDir) throws NoSuchFileException {
         if (env != null && !env.isBlank()) {
             return Path.of(env);
         }
-        for (String p : CORA_PLACES) {
-            if (Files.isRegularFile(Path.of(p))) {
-                return Path.of(p);
+        Set<Path> tried = new LinkedHashSet<>(); // "/a/../shared" and "/../shared" are one place
+        for (Path dir = workingDir; dir != null; dir = dir.getParent()) {
+            for (String place : CORA_PLACES) {
+                Path p = dir.resolve(place).normalize();
+                if (Files.isRegularFile(p)) {
+                    return p;
+                }
+                tried.add(p);
             }
         }
-        throw new NoSuchFileException("cora.npz", null, "not found in " + String.join(", ", CORA_PLACES) + "; set " + CORA_ENV);
+        throw new NoSuchFileException("cora.npz", null, "not found; " + CORA_ENV + " is not set and none of these exists: "
+                + tried.stream().map(Path::toString).collect(Collectors.joining(", "))
+                + ". Set " + CORA_ENV + " to the file: Planetoid Cora with its public split in the gnn-benchmark .npz layout "
+                + "(adj_*, attr_*, labels, train_idx, val_idx, test_idx)");
     }
 
     /** Checks option values that need no data. */

@@ -71,11 +71,6 @@ public final class RunOutput {
         Files.writeString(csv(), csvLine + "\n", StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.APPEND);
     }
 
-    /** The epochs recorded so far. */
-    public List<EpochStats> epochs() {
-        return List.copyOf(epochs);
-    }
-
     /** Draws the loss and accuracy curves side by side into {@link #png()}. */
     public void writeCurves() throws IOException {
         if (epochs.isEmpty()) {

@@ -1,0 +1,76 @@
+package io.mn4j.examples.gnn;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Where {@code --data cora} finds its file: {@link GraphOptions#findCora} on temporary directory trees. */
+class GraphOptionsTest {
+    @TempDir
+    Path base;
+
+    /** base/work/checkout/module, the working directory of a module's tests. */
+    private Path module() throws IOException {
+        return Files.createDirectories(base.resolve("work/checkout/module"));
+    }
+
+    private Path cora(String place) throws IOException {
+        Path p = base.resolve(place);
+        Files.createDirectories(p.getParent());
+        return Files.writeString(p, "npz");
+    }
+
+    @Test
+    void theEnvironmentVariableWinsEvenOverAFileNearby() throws IOException {
+        Path module = module();
+        cora("work/checkout/module/datasets/cora.npz");
+        assertEquals(Path.of("/elsewhere/cora.npz"), GraphOptions.findCora("/elsewhere/cora.npz", module));
+    }
+
+    @Test
+    void theSharedFolderBesideTheCheckoutIsFoundFromAModule() throws IOException {
+        Path module = module();
+        Path shared = cora("work/shared/datasets/cora.npz");
+        assertEquals(shared, GraphOptions.findCora(null, module));
+        assertEquals(shared, GraphOptions.findCora("  ", module));
+    }
+
+    @Test
+    void theNearestDirectoryComesFirst() throws IOException {
+        Path module = module();
+        cora("work/shared/datasets/cora.npz");
+        Path own = cora("work/checkout/datasets/cora.npz");
+        assertEquals(own, GraphOptions.findCora(null, module));
+        Path moduleOwn = cora("work/checkout/module/datasets/cora.npz");
+        assertEquals(moduleOwn, GraphOptions.findCora(null, module));
+    }
+
+    @Test
+    void notFoundSaysWhereItLookedAndWhatToSet() throws IOException {
+        Path module = module();
+        assumeTrue(foundFrom(base) == null, "a cora.npz outside the temporary directory is in the way");
+        NoSuchFileException e = assertThrows(NoSuchFileException.class, () -> GraphOptions.findCora(null, module));
+        String message = e.getMessage();
+        for (String part : new String[] {module.resolve("datasets/cora.npz").toString(),
+                base.resolve("work/shared/datasets/cora.npz").toString(), "MN4J_CORA", "Planetoid Cora",
+                "gnn-benchmark", "train_idx"}) {
+            assertTrue(message.contains(part), () -> "no '" + part + "' in: " + message);
+        }
+    }
+
+    private static Path foundFrom(Path dir) {
+        try {
+            return GraphOptions.findCora(null, dir);
+        } catch (NoSuchFileException e) {
+            return null;
+        }
+    }
+}
