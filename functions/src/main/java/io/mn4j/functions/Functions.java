@@ -34,7 +34,10 @@ import org.bytedeco.pytorch.global.torch;
  * tensor must not be modified in place until the send's backward has run or {@link #flush} was
  * called. Every gradient travels with a tag of its own derived from the forward tag and the
  * message's occurrence number (see {@link #send}), so backward passes may send and receive
- * gradients in any order. Forward tags must lie in [0, 65536); do not use the same tags for raw
+ * gradients in any order. Forward tags must lie in [0, 65536) (fewer when the communicator's
+ * {@link Communicator#maxTag() MPI_TAG_UB} is below 2^23-1: the limit is in the error message),
+ * and fewer than 16384 messages of one (peer, tag) pair may await their backward at the same
+ * time (fewer with a smaller MPI_TAG_UB: 64 with UCX's 2^23-1); do not use the same tags for raw
  * {@link Communicator} messages on the same communicator.
  *
  * <h2>Collectives</h2>
@@ -64,17 +67,18 @@ public final class Functions {
      * Sends {@code x} to rank {@code dst}; backward receives its gradient from {@code dst}.
      *
      * @param x any tensor (it need not require grad)
-     * @param tag in [0, 65536); the gradient travels back with a tag derived from this one and
-     *     from the number of earlier sends with the same tag to the same rank
+     * @param tag in [0, 65536) (see the class comment for smaller MPI_TAG_UB); the gradient
+     *     travels back with a tag derived from this one and from the number of earlier sends with
+     *     the same tag to the same rank
      * @return the delegate variable: a 0-dim tensor whose backward receives the gradient
      */
     public static Tensor send(Tensor x, Communicator comm, int dst, int tag) {
         requireTensor("send", x);
-        Tags.checkUserTag("send", tag);
-        checkPeer("send", comm, dst);
         CommState state = CommState.of(comm);
+        state.tags().checkUserTag("send", tag);
+        checkPeer("send", comm, dst);
         state.reap();
-        int gradTag = Tags.gradient(tag, state.nextSend(dst, tag));
+        int gradTag = state.tags().gradient(tag, state.nextSend(dst, tag));
         boolean carriesGradient = Tensors.differentiable(x);
         long[] shape = Shapes.of(x);
         SendHandle forward = isendOwned(state, comm, x, dst, tag);
@@ -101,12 +105,12 @@ public final class Functions {
      *     communication on a different communicator
      */
     public static Tensor recv(Communicator comm, int src, int tag, Tensor delegateOrNull) {
-        Tags.checkUserTag("recv", tag);
+        CommState state = CommState.of(comm);
+        state.tags().checkUserTag("recv", tag);
         checkPeer("recv", comm, src);
         checkDelegate("recv", comm, delegateOrNull);
-        CommState state = CommState.of(comm);
         state.reap();
-        int gradTag = Tags.gradient(tag, state.nextRecv(src, tag));
+        int gradTag = state.tags().gradient(tag, state.nextRecv(src, tag));
         Tensor z = comm.recv(src, tag);
         if (!Tensors.differentiable(z)) {
             if (delegateOrNull != null) {
@@ -147,11 +151,11 @@ public final class Functions {
         for (int i = 0; i < xs.size(); i++) {
             requireTensor("sendAll element " + i, xs.get(i));
         }
-        Tags.checkUserTag("sendAll", tag);
-        checkPeer("sendAll", comm, dst);
         CommState state = CommState.of(comm);
+        state.tags().checkUserTag("sendAll", tag);
+        checkPeer("sendAll", comm, dst);
         state.reap();
-        int gradTag = Tags.gradient(tag, state.nextSend(dst, tag));
+        int gradTag = state.tags().gradient(tag, state.nextSend(dst, tag));
         int n = xs.size();
         List<SendHandle> handles = new ArrayList<>();
         handles.add(isendOwned(state, comm, Tensors.longs(LIST_MAGIC, n), dst, tag));
@@ -182,12 +186,12 @@ public final class Functions {
      * floating-point element back (zero for unused ones), then continues into the delegate's graph.
      */
     public static List<Tensor> recvAll(Communicator comm, int src, int tag, Tensor delegateOrNull) {
-        Tags.checkUserTag("recvAll", tag);
+        CommState state = CommState.of(comm);
+        state.tags().checkUserTag("recvAll", tag);
         checkPeer("recvAll", comm, src);
         checkDelegate("recvAll", comm, delegateOrNull);
-        CommState state = CommState.of(comm);
         state.reap();
-        int gradTag = Tags.gradient(tag, state.nextRecv(src, tag));
+        int gradTag = state.tags().gradient(tag, state.nextRecv(src, tag));
         Tensor header = comm.recv(src, tag);
         long[] h = header.scalar_type().value == torch.ScalarType.Long.value && header.numel() == 2
                 ? Tensors.toLongs(header) : null;

@@ -64,6 +64,7 @@ public class MultiNodeChainList extends Module {
     }
 
     private final Communicator comm;
+    private final Tags tags;
     private final int tagBase;
     private final List<Entry> entries = new ArrayList<>();
     private final Set<String> names = new HashSet<>();
@@ -78,7 +79,8 @@ public class MultiNodeChainList extends Module {
      * ranges for lists that run interleaved on the same communicator).
      */
     public MultiNodeChainList(Communicator comm, int tagBase) {
-        Tags.checkUserTag("MultiNodeChainList", tagBase);
+        this.tags = CommState.of(comm).tags();
+        tags.checkUserTag("MultiNodeChainList", tagBase);
         this.comm = comm;
         this.tagBase = tagBase;
     }
@@ -180,7 +182,7 @@ public class MultiNodeChainList extends Module {
                         }
                     } else {
                         int tag = tagBase + receivedFrom.merge(r, 1, Integer::sum) - 1;
-                        Tags.checkUserTag("MultiNodeChainList " + e.name, tag);
+                        tags.checkUserTag("MultiNodeChainList " + e.name, tag);
                         got = Functions.recvAll(comm, r, tag, delegate);
                     }
                     xs.addAll(got);
@@ -206,7 +208,7 @@ public class MultiNodeChainList extends Module {
                         delegate = firstDifferentiable(x);
                     } else {
                         int tag = tagBase + sentTo.merge(r, 1, Integer::sum) - 1;
-                        Tags.checkUserTag("MultiNodeChainList " + e.name, tag);
+                        tags.checkUserTag("MultiNodeChainList " + e.name, tag);
                         delegate = Functions.sendAll(x, comm, r, tag);
                     }
                     delegateIsOutput = false;
