@@ -251,8 +251,8 @@ class CustomFunctionTest {
     }
 
     @Test
-    void hooksOfFunctionsWithInputsAreReleasedRightAfterBackward() {
-        int before = CustomFunction.liveFunctions();
+    void hooksOfFunctionsWithInputsAreReleasedRightAfterBackward() throws InterruptedException {
+        int before = settledLiveFunctions();
         List<Tensor> alive = new ArrayList<>();
         for (int i = 0; i < 20; i++) {
             Tensor y = triple(triple(ramp(3, i).requires_grad_(true)).outputs().get(0)).outputs().get(0);
