@@ -264,6 +264,22 @@ class CustomFunctionTest {
         assertEquals(20, alive.size());
     }
 
+    /**
+     * A backward may return a tensor it keeps (a cached constant): LibTorch must not make it a
+     * leaf's gradient, which the next backward pass would accumulate into in place.
+     */
+    @Test
+    void aTensorTheBackwardKeepsIsNotAccumulatedInto() {
+        Tensor cached = ramp(3, 2);
+        Tensor x = ramp(3, 1).requires_grad_(true);
+        for (int pass = 1; pass <= 2; pass++) {
+            CustomFunction.apply("cached", List.of(x), List.of(), g -> Collections.singletonList(cached),
+                    Schedule.NATURAL, null).delegate().backward();
+        }
+        assertEquals(0, maxDiff(cached, ramp(3, 2)), "the cached tensor was changed");
+        assertEquals(0, maxDiff(x.grad(), ramp(3, 2).mul(new Scalar(2.0))));
+    }
+
     @Test
     void retainGraphRunsTheJavaBackwardAgain() {
         Tensor x = ramp(3, 1).requires_grad_(true);
