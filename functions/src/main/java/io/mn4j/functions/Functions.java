@@ -186,6 +186,20 @@ public final class Functions {
      * floating-point element back (zero for unused ones), then continues into the delegate's graph.
      */
     public static List<Tensor> recvAll(Communicator comm, int src, int tag, Tensor delegateOrNull) {
+        return recvAll(comm, src, tag, delegateOrNull, true);
+    }
+
+    /**
+     * {@link #recvAll(Communicator, int, int, Tensor)} for a caller that carries the delegate on
+     * to a later value itself ({@link MultiNodeChainList}): a list without a floating-point tensor
+     * comes back as it is, without taking the delegate, instead of being refused.
+     */
+    static List<Tensor> recvAllOrLeaveDelegate(Communicator comm, int src, int tag, Tensor delegateOrNull) {
+        return recvAll(comm, src, tag, delegateOrNull, false);
+    }
+
+    private static List<Tensor> recvAll(Communicator comm, int src, int tag, Tensor delegateOrNull,
+            boolean refuseToLeaveDelegate) {
         CommState state = CommState.of(comm);
         state.tags().checkUserTag("recvAll", tag);
         checkPeer("recvAll", comm, src);
@@ -211,7 +225,7 @@ public final class Functions {
             anyDifferentiable |= dtypes[i] != null;
         }
         if (!anyDifferentiable) {
-            if (delegateOrNull != null) {
+            if (delegateOrNull != null && refuseToLeaveDelegate) {
                 throw new IllegalArgumentException("recvAll from rank " + src + " (tag " + tag + "): no received"
                         + " tensor carries a gradient, so none can carry the delegate's backward;"
                         + " pseudoConnect the delegate to a floating-point value instead");

@@ -49,6 +49,7 @@ public class ModelSuite implements ScenarioSuite {
         }
         s.put("chain list: twisted order", (c, check) -> run(c, check, new Twist()));
         s.put("chain list: tuple data", (c, check) -> run(c, check, new TupleData()));
+        s.put("chain list: integer-only messages", (c, check) -> run(c, check, new LabelsAside()));
         s.put("optimizer: k steps equal one process", ModelSuite::optimizerMatchesOneProcess);
         s.put("optimizer: first step broadcasts rank 0", ModelSuite::optimizerBroadcastsFirst);
         s.put("optimizer: missing gradients count as zeros", ModelSuite::optimizerMissingGradients);
@@ -355,6 +356,58 @@ public class ModelSuite implements ScenarioSuite {
                 Tensor z = lin(p, child, "g0", D).apply(y0).add(lin(p, child, "g1", D).apply(y1));
                 loss[k] = torch.mse_loss(lin(p, k, "C", 2).apply(z), t);
             }
+            return loss;
+        }
+    }
+
+    /**
+     * Rank 0 sends a hidden value (A), then, in a message of its own, integer labels made from the
+     * input (L); rank 1 (rank 0 itself when alone) receives both and uses the labels as an extra
+     * input (B). Neither the labels' message nor the component that makes them can carry a
+     * delegate: it must reach the next floating-point value instead.
+     */
+    private static final class LabelsAside implements Topology {
+        public MultiNodeChainList build(Communicator c, Params p) {
+            int n = c.size();
+            int me = c.rank();
+            int user = 1 % n;
+            if (me != 0 && me != user) {
+                return null;
+            }
+            MultiNodeChainList m = new MultiNodeChainList(c);
+            if (me == 0) {
+                m.add("A", null, one(lin(p, 0, "A", D)), null, r(user));
+                m.add("L", null, xs -> List.of(labels(xs.get(0))), null, r(user));
+            }
+            if (me == user) {
+                Lin b = lin(p, user, "B", 2);
+                m.add("B", null, xs -> List.of(withLabels(b, xs.get(0), xs.get(1))), r(0, 0), null);
+            }
+            return m;
+        }
+
+        private static Tensor labels(Tensor x) {
+            return x.gt(new Scalar(0.0)).to(torch.ScalarType.Long);
+        }
+
+        private static Tensor withLabels(Lin b, Tensor h, Tensor labels) {
+            Tensor counts = labels.to(torch.ScalarType.Double).sum(new long[] {1}, true,
+                    new org.bytedeco.pytorch.ScalarTypeOptional());
+            return b.apply(h).add(counts.mul(new Scalar(0.1)));
+        }
+
+        public boolean hasOutput(int r, int n) {
+            return r == 1 % n;
+        }
+
+        public boolean usesInput(int r, int n) {
+            return r == 0;
+        }
+
+        public Tensor[] reference(Params p, Tensor x, Tensor t, int n) {
+            Tensor[] loss = new Tensor[n];
+            Tensor h = lin(p, 0, "A", D).apply(x);
+            loss[1 % n] = torch.mse_loss(withLabels(lin(p, 1 % n, "B", 2), h, labels(x)), t);
             return loss;
         }
     }
