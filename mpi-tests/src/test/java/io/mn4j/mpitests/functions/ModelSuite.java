@@ -54,6 +54,7 @@ public class ModelSuite implements ScenarioSuite {
         s.put("optimizer: first step broadcasts rank 0", ModelSuite::optimizerBroadcastsFirst);
         s.put("optimizer: missing gradients count as zeros", ModelSuite::optimizerMissingGradients);
         s.put("batch norm: unequal batches", ModelSuite::batchNorm);
+        s.put("batch norm: float16 with more samples than float16 can count", ModelSuite::batchNormHalf);
         return s;
     }
 
@@ -664,5 +665,28 @@ public class ModelSuite implements ScenarioSuite {
         Tensor yre = torch.batch_norm(all, new TensorOptional(w), new TensorOptional(b), new TensorOptional(rm),
                 new TensorOptional(rv), false, 0.1, 1e-5, false);
         check.tensorsClose("evaluation output", yre.narrow(0, offset, BATCHES[me]), ye, TOL);
+    }
+
+    /**
+     * 70000 float16 samples per rank: more than float16 can count (its largest value is 65504),
+     * and sums of that many values overflow it too. The statistics must still be those of the
+     * global batch, as a float64 BatchNorm computes them.
+     */
+    private static void batchNormHalf(Communicator c, Check check) {
+        int n = c.size();
+        int me = c.rank();
+        long rows = 70000;
+        Tensor all = det(710, n * rows, 2).mul(new Scalar(3.0)).add(new Scalar(1.0)).to(torch.ScalarType.Half);
+        MultiNodeBatchNorm bn = new MultiNodeBatchNorm(c, 2, 1e-5, 0.1, true, torch.ScalarType.Half);
+        Tensor y = bn.forward(all.narrow(0, me * rows, rows));
+        Tensor xr = all.to(torch.ScalarType.Double);
+        Tensor rm = torch.zeros(new long[] {2}, Fx.F64);
+        Tensor rv = torch.ones(new long[] {2}, Fx.F64);
+        Tensor yr = torch.batch_norm(xr, new TensorOptional(torch.ones(new long[] {2}, Fx.F64)),
+                new TensorOptional(torch.zeros(new long[] {2}, Fx.F64)), new TensorOptional(rm),
+                new TensorOptional(rv), true, 0.1, 1e-5, false);
+        check.tensorsClose("output", yr.narrow(0, me * rows, rows), y.to(torch.ScalarType.Double), 1e-2);
+        check.tensorsClose("running mean", rm, bn.runningMean().to(torch.ScalarType.Double), 1e-2);
+        check.tensorsClose("running variance", rv, bn.runningVar().to(torch.ScalarType.Double), 1e-2);
     }
 }
