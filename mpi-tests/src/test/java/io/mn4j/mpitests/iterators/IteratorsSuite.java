@@ -112,6 +112,26 @@ public class IteratorsSuite implements ScenarioSuite {
                     - expectedBounds(N, c.size(), c.rank(), true)[0], part.size());
             check.equal("no fields", 0, part.numFields());
         });
+        s.put("scatterDataset of a collated data set with fewer examples than ranks", (c, check) -> {
+            // no batch override: parts are stacked from get(), and an empty part has no item to stack
+            Dataset<List<Tensor>> collated = new Dataset<>() {
+                final TensorDataset base = ramp(2, 0);
+
+                @Override
+                public long size() {
+                    return base.size();
+                }
+
+                @Override
+                public List<Tensor> get(long index) {
+                    return base.get(index);
+                }
+            };
+            TensorDataset part = Datasets.scatterDataset(c.rank() == 0 ? collated : null, c, 0, false, 0, false);
+            long[] be = expectedBounds(2, c.size(), c.rank(), false);
+            check.equal("fields, also of an empty part", 3, part.numFields());
+            checkPart(check, "part", part, range(be[0], be[1]), 0);
+        });
         s.put("scatterIndices", (c, check) -> {
             // every rank reads its own copy; rank r's copy is shifted by 1000 r to prove which copy is used
             SubDataset<List<Tensor>> part = Datasets.scatterIndices(ramp(N, 1000.0 * c.rank()), c, 0, true, 99, true);
