@@ -281,6 +281,20 @@ public class IteratorsSuite implements ScenarioSuite {
                     b -> Map.of("id", b.field(2).to(torch.ScalarType.Double).mean().item_double()));
             check.close("two examples over " + c.size() + " ranks", 0.5, t.mean("id"), 1e-12);
         });
+        s.put("evaluator starts every evaluation afresh and checks the batch size everywhere", (c, check) -> {
+            TensorDataset part = Datasets.scatterDataset(c.rank() == 0 ? ramp(N, 0) : null, c, 0, false, 0, false);
+            SerialIterator it = new SerialIterator(part, 2, false);
+            for (int pass = 1; pass <= 2; pass++) {
+                Metrics m = MultiNodeEvaluator.evaluate(c, it,
+                        b -> Map.of("id", b.field(2).to(torch.ScalarType.Double).mean().item_double()));
+                check.close("mean id, evaluation " + pass, (N - 1) / 2.0, m.mean("id"), 1e-12);
+                check.equal("count, evaluation " + pass, (long) N, m.count("id"));
+            }
+            // with 3 and 4 ranks some parts are empty: those ranks must fail too, not wait
+            TensorDataset tiny = Datasets.scatterDataset(c.rank() == 0 ? ramp(2, 0) : null, c, 0, false, 0, false);
+            check.throwsWith("batch size 0", () -> MultiNodeEvaluator.evaluate(c, tiny, 0, b -> Map.of()),
+                    "batch size must be at least 1, got 0");
+        });
         return s;
     }
 }
