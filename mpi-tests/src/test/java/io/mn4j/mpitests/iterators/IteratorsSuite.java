@@ -228,6 +228,13 @@ public class IteratorsSuite implements ScenarioSuite {
                 check.equal("new epoch " + k, ref.isNewEpoch(), it.isNewEpoch());
             }
         });
+        s.put("SynchronizedIterator.of keeps the iterator's order", (c, check) -> {
+            SynchronizedIterator it = SynchronizedIterator.of(new SerialIterator(ramp(N, 0), 3, true), c);
+            SerialIterator ref = new SerialIterator(ramp(N, 0), 3, true);
+            for (int k = 0; k < 5; k++) {
+                check.equal("indices " + k, Arrays.toString(ref.nextIndices()), Arrays.toString(it.nextIndices()));
+            }
+        });
         s.put("ranks disagreeing on the data set length fail everywhere", (c, check) -> {
             int n = c.size() > 1 && c.rank() == 1 ? N - 1 : N;
             String want = c.size() > 1 ? "rank 1: 9" : "";
