@@ -46,9 +46,20 @@ import org.bytedeco.pytorch.global.torch;
  * allreduce(sum or mean) ↔ allreduce(sum or mean). Their backward passes are collectives too:
  * every rank must reach them in the same order. By default every collective backward first checks
  * that with a tiny allreduce and throws on every rank if the ranks disagree (system property
- * {@code mn4j.functions.checkOrder=false} turns the check off). An output that is not used gets a
- * zero gradient. The tensors of one collective call must be floating point on every rank, or on
- * none (then there is no backward).
+ * {@code mn4j.functions.checkOrder=false} turns the check off). The tensors of one collective call
+ * must be floating point on every rank, or on none (then there is no backward): a rank of a
+ * gather, scatter or alltoall whose own tensors of the call are all integers builds no backward,
+ * so with mixed dtypes the other ranks wait for it in backward forever (not detected: that would
+ * cost one more collective per call).
+ *
+ * <h2>Unused outputs</h2>
+ * An output that is not used gets a zero gradient, as long as backward reaches at least one output
+ * of the call on that rank. LibTorch runs only the nodes that lead to the tensor {@code backward()}
+ * starts from: a call none of whose outputs is used on some rank (a recv whose value is ignored,
+ * a bcast root that uses its {@code x} instead of the broadcast value, a scatter, allreduce,
+ * gather or recvAll result nobody uses) never runs its backward there, and its peers wait for its
+ * gradients forever. Tie such an output in as a delegate, {@code pseudoConnect(unusedOutput,
+ * aValueThatIsUsed)}: its backward then runs and sends zeros (ChainerMN has the same rule).
  *
  * <h2>Rules of use</h2>
  * Call {@code backward()} (not {@code torch.autograd.grad} restricted to some inputs, which could
@@ -96,8 +107,10 @@ public final class Functions {
     }
 
     /**
-     * Receives a tensor from rank {@code src}; backward sends its gradient back to {@code src}
-     * (a zero gradient if it is unused), then continues into {@code delegateOrNull}'s graph.
+     * Receives a tensor from rank {@code src}; backward sends its gradient back to {@code src},
+     * then continues into {@code delegateOrNull}'s graph. If the result is not used, backward
+     * never reaches it: pseudoConnect it into a used value (see "Unused outputs" above) so that
+     * a zero gradient goes back, or {@code src} waits for it forever.
      *
      * @param delegateOrNull the delegate of an earlier part of this rank's model (typically what
      *     {@link #send} returned), or null
@@ -183,7 +196,8 @@ public final class Functions {
 
     /**
      * Receives a list sent with {@link #sendAll}; backward sends the gradient of every
-     * floating-point element back (zero for unused ones), then continues into the delegate's graph.
+     * floating-point element back (zero for unused ones, as long as one is used or tied in, see
+     * "Unused outputs" above), then continues into the delegate's graph.
      */
     public static List<Tensor> recvAll(Communicator comm, int src, int tag, Tensor delegateOrNull) {
         return recvAll(comm, src, tag, delegateOrNull, true);
@@ -253,7 +267,8 @@ public final class Functions {
 
     /**
      * Returns {@code actual} (same values, same memory) such that its backward also runs the
-     * delegate's graph, with a zero gradient for the delegate. With a null delegate, returns
+     * delegate's graph, with a zero gradient for the delegate. The delegate may be any tensor of a
+     * graph, an output nobody uses for instance (see "Unused outputs"). With a null delegate, returns
      * {@code actual} itself.
      *
      * @throws IllegalArgumentException if {@code actual} is not floating point (it could not
