@@ -42,6 +42,25 @@ public class IteratorsSuite implements ScenarioSuite {
         return new TensorDataset(x, y, id);
     }
 
+    /** {@link #ramp} seen through size() and get() only: batches are stacked item by item. */
+    static class ItemDataset implements Dataset<List<Tensor>> {
+        final TensorDataset base;
+
+        ItemDataset(int n) {
+            base = ramp(n, 0);
+        }
+
+        @Override
+        public long size() {
+            return base.size();
+        }
+
+        @Override
+        public List<Tensor> get(long index) {
+            return base.get(index);
+        }
+    }
+
     static long[] ids(Tensor idField) {
         long[] out = new long[(int) idField.numel()];
         for (int i = 0; i < out.length; i++) {
@@ -114,19 +133,7 @@ public class IteratorsSuite implements ScenarioSuite {
         });
         s.put("scatterDataset of a collated data set with fewer examples than ranks", (c, check) -> {
             // no batch override: parts are stacked from get(), and an empty part has no item to stack
-            Dataset<List<Tensor>> collated = new Dataset<>() {
-                final TensorDataset base = ramp(2, 0);
-
-                @Override
-                public long size() {
-                    return base.size();
-                }
-
-                @Override
-                public List<Tensor> get(long index) {
-                    return base.get(index);
-                }
-            };
+            Dataset<List<Tensor>> collated = new ItemDataset(2);
             TensorDataset part = Datasets.scatterDataset(c.rank() == 0 ? collated : null, c, 0, false, 0, false);
             long[] be = expectedBounds(2, c.size(), c.rank(), false);
             check.equal("fields, also of an empty part", 3, part.numFields());
@@ -186,19 +193,7 @@ public class IteratorsSuite implements ScenarioSuite {
             check.isTrue("no hang", true, "");
         });
         s.put("MultiNodeIterator: a failing master fails every rank", (c, check) -> {
-            Dataset<List<Tensor>> failing = new Dataset<>() {
-                final TensorDataset base = ramp(N, 0);
-
-                @Override
-                public long size() {
-                    return base.size();
-                }
-
-                @Override
-                public List<Tensor> get(long index) {
-                    return base.get(index);
-                }
-
+            Dataset<List<Tensor>> failing = new ItemDataset(N) {
                 @Override
                 public Batch batch(long[] indices) {
                     if (indices[0] >= 4) {
