@@ -45,7 +45,9 @@ import org.slf4j.LoggerFactory;
  *       gradients have arrived (LibTorch runs a node only when every consumer has run) and passes
  *       an undefined gradient on, so that no node between the hub and the anchors computes or
  *       allocates anything. A function with exactly one floating-point output runs its
- *       {@code Backward} in that output's node instead, and has no delegate.</li>
+ *       {@code Backward} in that output's node instead, and has no delegate. Either way the
+ *       {@code Backward} runs only if backward reaches an output or the delegate: an output
+ *       nothing uses must be tied into a used value to get its (zero) gradient sent.</li>
  *   <li>Every floating-point output {@code y} gets history with an in-place add of the hub into
  *       an empty slice of {@code y} (LibTorch's CopySlices): no data is touched. A pre-hook on that
  *       node captures {@code y}'s gradient and passes an undefined one on.</li>
