@@ -17,8 +17,8 @@ import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.global.torch;
 
 /**
- * What the differentiable functions remember per communicator: occurrence counters for the
- * gradient tags, the number of collectives called so far (to check that every rank
+ * What the differentiable functions remember per communicator: the layout of its gradient tags
+ * (from its MPI_TAG_UB), occurrence counters for them, the number of collectives called so far (to check that every rank
  * backpropagates them in the same order), and nonblocking sends still in flight.
  */
 final class CommState {
@@ -27,6 +27,7 @@ final class CommState {
     static final boolean CHECK_ORDER = Boolean.parseBoolean(System.getProperty("mn4j.functions.checkOrder", "true"));
 
     private final int rank;
+    private final Tags tags;
     private final Map<Long, Integer> sends = new HashMap<>();
     private final Map<Long, Integer> recvs = new HashMap<>();
     private long collectives;
@@ -43,10 +44,16 @@ final class CommState {
 
     private CommState(Communicator comm) {
         this.rank = comm.rank();
+        this.tags = new Tags(comm.maxTag());
     }
 
     static CommState of(Communicator comm) {
         return STATES.computeIfAbsent(comm, CommState::new);
+    }
+
+    /** The gradient tags of this communicator. */
+    Tags tags() {
+        return tags;
     }
 
     private static long key(int peer, int tag) {

@@ -34,7 +34,10 @@ import org.bytedeco.pytorch.global.torch;
  * tensor must not be modified in place until the send's backward has run or {@link #flush} was
  * called. Every gradient travels with a tag of its own derived from the forward tag and the
  * message's occurrence number (see {@link #send}), so backward passes may send and receive
- * gradients in any order. Forward tags must lie in [0, 65536); do not use the same tags for raw
+ * gradients in any order. Forward tags must lie in [0, 65536) (fewer when the communicator's
+ * {@link Communicator#maxTag() MPI_TAG_UB} is below 2^23-1: the limit is in the error message),
+ * and fewer than 16384 messages of one (peer, tag) pair may await their backward at the same
+ * time (fewer with a smaller MPI_TAG_UB: 64 with UCX's 2^23-1); do not use the same tags for raw
  * {@link Communicator} messages on the same communicator.
  *
  * <h2>Collectives</h2>
@@ -43,9 +46,20 @@ import org.bytedeco.pytorch.global.torch;
  * allreduce(sum or mean) ↔ allreduce(sum or mean). Their backward passes are collectives too:
  * every rank must reach them in the same order. By default every collective backward first checks
  * that with a tiny allreduce and throws on every rank if the ranks disagree (system property
- * {@code mn4j.functions.checkOrder=false} turns the check off). An output that is not used gets a
- * zero gradient. The tensors of one collective call must be floating point on every rank, or on
- * none (then there is no backward).
+ * {@code mn4j.functions.checkOrder=false} turns the check off). The tensors of one collective call
+ * must be floating point on every rank, or on none (then there is no backward): a rank of a
+ * gather, scatter or alltoall whose own tensors of the call are all integers builds no backward,
+ * so with mixed dtypes the other ranks wait for it in backward forever (not detected: that would
+ * cost one more collective per call).
+ *
+ * <h2>Unused outputs</h2>
+ * An output that is not used gets a zero gradient, as long as backward reaches at least one output
+ * of the call on that rank. LibTorch runs only the nodes that lead to the tensor {@code backward()}
+ * starts from: a call none of whose outputs is used on some rank (a recv whose value is ignored,
+ * a bcast root that uses its {@code x} instead of the broadcast value, a scatter, allreduce,
+ * gather or recvAll result nobody uses) never runs its backward there, and its peers wait for its
+ * gradients forever. Tie such an output in as a delegate, {@code pseudoConnect(unusedOutput,
+ * aValueThatIsUsed)}: its backward then runs and sends zeros (ChainerMN has the same rule).
  *
  * <h2>Rules of use</h2>
  * Call {@code backward()} (not {@code torch.autograd.grad} restricted to some inputs, which could
@@ -64,17 +78,18 @@ public final class Functions {
      * Sends {@code x} to rank {@code dst}; backward receives its gradient from {@code dst}.
      *
      * @param x any tensor (it need not require grad)
-     * @param tag in [0, 65536); the gradient travels back with a tag derived from this one and
-     *     from the number of earlier sends with the same tag to the same rank
+     * @param tag in [0, 65536) (see the class comment for smaller MPI_TAG_UB); the gradient
+     *     travels back with a tag derived from this one and from the number of earlier sends with
+     *     the same tag to the same rank
      * @return the delegate variable: a 0-dim tensor whose backward receives the gradient
      */
     public static Tensor send(Tensor x, Communicator comm, int dst, int tag) {
         requireTensor("send", x);
-        Tags.checkUserTag("send", tag);
-        checkPeer("send", comm, dst);
         CommState state = CommState.of(comm);
+        state.tags().checkUserTag("send", tag);
+        checkPeer("send", comm, dst);
         state.reap();
-        int gradTag = Tags.gradient(tag, state.nextSend(dst, tag));
+        int gradTag = state.tags().gradient(tag, state.nextSend(dst, tag));
         boolean carriesGradient = Tensors.differentiable(x);
         long[] shape = Shapes.of(x);
         SendHandle forward = isendOwned(state, comm, x, dst, tag);
@@ -92,8 +107,10 @@ public final class Functions {
     }
 
     /**
-     * Receives a tensor from rank {@code src}; backward sends its gradient back to {@code src}
-     * (a zero gradient if it is unused), then continues into {@code delegateOrNull}'s graph.
+     * Receives a tensor from rank {@code src}; backward sends its gradient back to {@code src},
+     * then continues into {@code delegateOrNull}'s graph. If the result is not used, backward
+     * never reaches it: pseudoConnect it into a used value (see "Unused outputs" above) so that
+     * a zero gradient goes back, or {@code src} waits for it forever.
      *
      * @param delegateOrNull the delegate of an earlier part of this rank's model (typically what
      *     {@link #send} returned), or null
@@ -101,12 +118,12 @@ public final class Functions {
      *     communication on a different communicator
      */
     public static Tensor recv(Communicator comm, int src, int tag, Tensor delegateOrNull) {
-        Tags.checkUserTag("recv", tag);
+        CommState state = CommState.of(comm);
+        state.tags().checkUserTag("recv", tag);
         checkPeer("recv", comm, src);
         checkDelegate("recv", comm, delegateOrNull);
-        CommState state = CommState.of(comm);
         state.reap();
-        int gradTag = Tags.gradient(tag, state.nextRecv(src, tag));
+        int gradTag = state.tags().gradient(tag, state.nextRecv(src, tag));
         Tensor z = comm.recv(src, tag);
         if (!Tensors.differentiable(z)) {
             if (delegateOrNull != null) {
@@ -147,11 +164,11 @@ public final class Functions {
         for (int i = 0; i < xs.size(); i++) {
             requireTensor("sendAll element " + i, xs.get(i));
         }
-        Tags.checkUserTag("sendAll", tag);
-        checkPeer("sendAll", comm, dst);
         CommState state = CommState.of(comm);
+        state.tags().checkUserTag("sendAll", tag);
+        checkPeer("sendAll", comm, dst);
         state.reap();
-        int gradTag = Tags.gradient(tag, state.nextSend(dst, tag));
+        int gradTag = state.tags().gradient(tag, state.nextSend(dst, tag));
         int n = xs.size();
         List<SendHandle> handles = new ArrayList<>();
         handles.add(isendOwned(state, comm, Tensors.longs(LIST_MAGIC, n), dst, tag));
@@ -179,15 +196,30 @@ public final class Functions {
 
     /**
      * Receives a list sent with {@link #sendAll}; backward sends the gradient of every
-     * floating-point element back (zero for unused ones), then continues into the delegate's graph.
+     * floating-point element back (zero for unused ones, as long as one is used or tied in, see
+     * "Unused outputs" above), then continues into the delegate's graph.
      */
     public static List<Tensor> recvAll(Communicator comm, int src, int tag, Tensor delegateOrNull) {
-        Tags.checkUserTag("recvAll", tag);
+        return recvAll(comm, src, tag, delegateOrNull, true);
+    }
+
+    /**
+     * {@link #recvAll(Communicator, int, int, Tensor)} for a caller that carries the delegate on
+     * to a later value itself ({@link MultiNodeChainList}): a list without a floating-point tensor
+     * comes back as it is, without taking the delegate, instead of being refused.
+     */
+    static List<Tensor> recvAllOrLeaveDelegate(Communicator comm, int src, int tag, Tensor delegateOrNull) {
+        return recvAll(comm, src, tag, delegateOrNull, false);
+    }
+
+    private static List<Tensor> recvAll(Communicator comm, int src, int tag, Tensor delegateOrNull,
+            boolean refuseToLeaveDelegate) {
+        CommState state = CommState.of(comm);
+        state.tags().checkUserTag("recvAll", tag);
         checkPeer("recvAll", comm, src);
         checkDelegate("recvAll", comm, delegateOrNull);
-        CommState state = CommState.of(comm);
         state.reap();
-        int gradTag = Tags.gradient(tag, state.nextRecv(src, tag));
+        int gradTag = state.tags().gradient(tag, state.nextRecv(src, tag));
         Tensor header = comm.recv(src, tag);
         long[] h = header.scalar_type().value == torch.ScalarType.Long.value && header.numel() == 2
                 ? Tensors.toLongs(header) : null;
@@ -207,7 +239,7 @@ public final class Functions {
             anyDifferentiable |= dtypes[i] != null;
         }
         if (!anyDifferentiable) {
-            if (delegateOrNull != null) {
+            if (delegateOrNull != null && refuseToLeaveDelegate) {
                 throw new IllegalArgumentException("recvAll from rank " + src + " (tag " + tag + "): no received"
                         + " tensor carries a gradient, so none can carry the delegate's backward;"
                         + " pseudoConnect the delegate to a floating-point value instead");
@@ -235,7 +267,8 @@ public final class Functions {
 
     /**
      * Returns {@code actual} (same values, same memory) such that its backward also runs the
-     * delegate's graph, with a zero gradient for the delegate. With a null delegate, returns
+     * delegate's graph, with a zero gradient for the delegate. The delegate may be any tensor of a
+     * graph, an output nobody uses for instance (see "Unused outputs"). With a null delegate, returns
      * {@code actual} itself.
      *
      * @throws IllegalArgumentException if {@code actual} is not floating point (it could not

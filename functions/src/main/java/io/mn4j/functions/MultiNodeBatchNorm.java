@@ -4,6 +4,7 @@ import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.ReduceOp;
 import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.Scalar;
+import org.bytedeco.pytorch.ScalarTypeOptional;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.TensorVector;
@@ -99,18 +100,21 @@ public class MultiNodeBatchNorm extends org.bytedeco.pytorch.Module {
         }
         Tensor normalized;
         if (is_training()) {
+            // Counts and sums travel in float64 whatever x's dtype: float16 cannot count past
+            // 65504 (nor sum that many values), bfloat16 not exactly past 256.
+            ScalarTypeOptional f64 = new ScalarTypeOptional(torch.ScalarType.Double);
             double localCount = x.numel() / (double) features;
-            Tensor localSum = x.sum(dims, false, new org.bytedeco.pytorch.ScalarTypeOptional());
-            Tensor count = torch.full(new long[] {1}, new Scalar(localCount), new TensorOptions(x.scalar_type()));
+            Tensor localSum = x.sum(dims, false, f64);
+            Tensor count = torch.full(new long[] {1}, new Scalar(localCount), new TensorOptions(torch.ScalarType.Double));
             Tensor total = Functions.allreduce(comm, torch.cat(new TensorVector(localSum, count)), ReduceOp.SUM);
             double n = total.narrow(0, features, 1).item_double();
             if (n < 1) {
                 throw new IllegalStateException("MultiNodeBatchNorm: the batches of all ranks are empty");
             }
-            Tensor mean = total.narrow(0, 0, features).div(new Scalar(n));
+            Tensor mean = total.narrow(0, 0, features).div(new Scalar(n)).to(x.scalar_type());
             Tensor centered = x.sub(mean.view(view));
-            Tensor squares = centered.mul(centered).sum(dims, false, new org.bytedeco.pytorch.ScalarTypeOptional());
-            Tensor var = Functions.allreduce(comm, squares, ReduceOp.SUM).div(new Scalar(n));
+            Tensor squares = centered.mul(centered).sum(dims, false, f64);
+            Tensor var = Functions.allreduce(comm, squares, ReduceOp.SUM).div(new Scalar(n)).to(x.scalar_type());
             normalized = centered.mul(var.add(new Scalar(eps)).rsqrt().view(view));
             try (NoGradGuard noGrad = new NoGradGuard()) {
                 runningMean.mul_(new Scalar(1 - momentum)).add_(mean.detach().mul(new Scalar(momentum)));

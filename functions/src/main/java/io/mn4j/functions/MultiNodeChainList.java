@@ -64,6 +64,7 @@ public class MultiNodeChainList extends Module {
     }
 
     private final Communicator comm;
+    private final Tags tags;
     private final int tagBase;
     private final List<Entry> entries = new ArrayList<>();
     private final Set<String> names = new HashSet<>();
@@ -78,7 +79,8 @@ public class MultiNodeChainList extends Module {
      * ranges for lists that run interleaved on the same communicator).
      */
     public MultiNodeChainList(Communicator comm, int tagBase) {
-        Tags.checkUserTag("MultiNodeChainList", tagBase);
+        this.tags = CommState.of(comm).tags();
+        tags.checkUserTag("MultiNodeChainList", tagBase);
         this.comm = comm;
         this.tagBase = tagBase;
     }
@@ -148,25 +150,28 @@ public class MultiNodeChainList extends Module {
         Map<Integer, Integer> sentTo = new HashMap<>();
         Map<Integer, Integer> receivedFrom = new HashMap<>();
         List<Tensor> y = null;
-        Tensor delegate = null;
+        Delegate delegate = new Delegate();
         boolean delegateIsOutput = false;
         int me = comm.rank();
         for (int c = 0; c < entries.size(); c++) {
             Entry e = entries.get(c);
             List<Tensor> x;
             if (e.rankIn == null) {
-                if (delegate == null) {
-                    x = e.component.forward(inputs);
-                } else if (inputs.stream().anyMatch(Tensors::differentiable)) {
-                    // The earlier components' backward must run after this one's: tie them to its inputs.
-                    x = e.component.forward(Functions.pseudoConnect(delegate, inputs));
+                // The earlier components' backward must run after this one's: tie them to its
+                // inputs, or, when those carry no gradient, to its results.
+                if (Delegate.canTake(inputs)) {
+                    Tensor pending = delegate.get();
+                    x = e.component.forward(delegate.tieInto(inputs));
+                    if (!Delegate.canTake(x)) {
+                        // Results without a gradient (integers) do not lead backward to the inputs.
+                        delegate.set(pending);
+                    }
                 } else {
-                    x = Functions.pseudoConnect(delegate, e.component.forward(inputs));
+                    x = delegate.tieInto(e.component.forward(inputs));
                 }
-                delegate = null;
-                delegateIsOutput = false;
             } else {
                 List<Tensor> xs = new ArrayList<>();
+                Tensor lastReceived = null;
                 for (int r : e.rankIn) {
                     List<Tensor> got;
                     if (r == me) {
@@ -175,39 +180,48 @@ public class MultiNodeChainList extends Module {
                             throw new IllegalStateException("MultiNodeChainList: component " + e.name + " receives"
                                     + " from this rank (" + me + ") but no earlier component sent to it");
                         }
-                        if (delegate != null) {
-                            got = Functions.pseudoConnect(delegate, got);
-                        }
+                        got = delegate.tieInto(got);
                     } else {
                         int tag = tagBase + receivedFrom.merge(r, 1, Integer::sum) - 1;
-                        Tags.checkUserTag("MultiNodeChainList " + e.name, tag);
-                        got = Functions.recvAll(comm, r, tag, delegate);
+                        tags.checkUserTag("MultiNodeChainList " + e.name, tag);
+                        got = Functions.recvAllOrLeaveDelegate(comm, r, tag, delegate.get());
+                        delegate.takenBy(got);
                     }
                     xs.addAll(got);
                     // Chain the next receive to this one, so their backwards run in reverse order.
-                    delegate = firstDifferentiable(got);
+                    Tensor first = firstDifferentiable(got);
+                    if (first != null) {
+                        delegate.set(first);
+                        lastReceived = first;
+                    }
                 }
-                delegate = null;
-                delegateIsOutput = false;
-                x = e.component.forward(xs);
+                // The component's results lead backward to what it received; a delegate that no
+                // received list could take is tied to the results instead.
+                if (delegate.get() == lastReceived) {
+                    delegate.set(null);
+                }
+                x = delegate.tieInto(e.component.forward(xs));
             }
+            delegateIsOutput = false;
             if (e.rankOut == null) {
                 y = x;
-                delegate = firstDifferentiable(y);
-                delegateIsOutput = true;
+                if (delegate.get() == null) {
+                    delegate.set(firstDifferentiable(y));
+                    delegateIsOutput = true;
+                }
             } else {
-                for (int i = 0; i < e.rankOut.length; i++) {
-                    int r = e.rankOut[i];
-                    if (delegate != null) {
-                        x = Functions.pseudoConnect(delegate, x);
-                    }
+                for (int r : e.rankOut) {
+                    x = delegate.tieInto(x);
                     if (r == me) {
                         toSelf.add(x);
-                        delegate = firstDifferentiable(x);
+                        Tensor first = firstDifferentiable(x);
+                        if (first != null) {
+                            delegate.set(first);
+                        }
                     } else {
                         int tag = tagBase + sentTo.merge(r, 1, Integer::sum) - 1;
-                        Tags.checkUserTag("MultiNodeChainList " + e.name, tag);
-                        delegate = Functions.sendAll(x, comm, r, tag);
+                        tags.checkUserTag("MultiNodeChainList " + e.name, tag);
+                        delegate.join(Functions.sendAll(x, comm, r, tag));
                     }
                     delegateIsOutput = false;
                 }
@@ -217,13 +231,58 @@ public class MultiNodeChainList extends Module {
             throw new IllegalStateException("MultiNodeChainList: " + toSelf.size() + " result(s) sent to this rank ("
                     + me + ") were never received by a later component; check that rankIn and rankOut correspond");
         }
+        Tensor d = delegate.get();
         if (y != null) {
-            return delegateIsOutput || delegate == null ? y : Functions.pseudoConnect(delegate, y);
+            return delegateIsOutput || d == null ? y : Functions.pseudoConnect(d, y);
         }
-        if (delegate == null) {
+        if (d == null) {
             throw new IllegalStateException("MultiNodeChainList: no component produced an output or sent anything");
         }
-        return new ArrayList<>(List.of(delegate));
+        return new ArrayList<>(List.of(d));
+    }
+
+    /**
+     * The delegate of {@link #forwardAll} (ChainerMN's delegate variable): what the backward of
+     * the values built next must lead into, or null. A list without a floating-point tensor
+     * (integer labels, say) cannot carry it: it waits for the next value that can.
+     */
+    private static final class Delegate {
+        private Tensor tensor;
+
+        Tensor get() {
+            return tensor;
+        }
+
+        void set(Tensor t) {
+            tensor = t;
+        }
+
+        /** Whether {@code values} can carry a delegate: one of them is floating point. */
+        static boolean canTake(List<Tensor> values) {
+            return values.stream().anyMatch(Tensors::differentiable);
+        }
+
+        /** {@code values} with the delegate tied in (then used up), or unchanged if they cannot take it. */
+        List<Tensor> tieInto(List<Tensor> values) {
+            if (tensor == null || !canTake(values)) {
+                return values;
+            }
+            List<Tensor> out = Functions.pseudoConnect(tensor, values);
+            tensor = null;
+            return out;
+        }
+
+        /** After a receive that was handed the delegate: used up if the received list took it. */
+        void takenBy(List<Tensor> received) {
+            if (canTake(received)) {
+                tensor = null;
+            }
+        }
+
+        /** A send's delegate joins the pending one: backward of the result runs both. */
+        void join(Tensor sent) {
+            tensor = tensor == null ? sent : Functions.pseudoConnect(tensor, sent);
+        }
     }
 
     private static Tensor firstDifferentiable(List<Tensor> ts) {

@@ -131,12 +131,28 @@ public final class Datasets {
                 long[] order = shuffle ? shuffledOrder(n, seed) : null;
                 parts = new ArrayList<>(size);
                 long[] partSizes = new long[size];
+                Batch template = null;
                 for (int r = 0; r < size; r++) {
                     Batch part = dataset.batch(partIndices(bounds[r], order));
                     parts.add(part);
                     partSizes[r] = part.size();
-                    if (r > 0 && part.numFields() != parts.get(0).numFields()) {
-                        throw new DatasetException("parts have different numbers of fields");
+                    if (part.size() == 0) {
+                        continue;
+                    }
+                    if (template == null) {
+                        template = part;
+                    } else if (part.numFields() != template.numFields()) {
+                        throw new DatasetException("parts have different numbers of fields (" + template.numFields()
+                                + " and " + part.numFields() + ")");
+                    }
+                }
+                // Batch.collate cannot know the fields of no item: empty parts get zero rows of
+                // the non-empty parts' fields.
+                if (template != null) {
+                    for (int r = 0; r < size; r++) {
+                        if (parts.get(r).size() == 0) {
+                            parts.set(r, emptyLike(template));
+                        }
                     }
                 }
                 header = new ScatterHeader(null, partSizes, parts.get(0).numFields());
@@ -220,6 +236,15 @@ public final class Datasets {
 
     /** What the root tells every rank before the parts: an error, or the part sizes and field count. */
     private record ScatterHeader(String error, long[] partSizes, int numFields) implements Serializable {
+    }
+
+    /** A batch of no example with the fields of {@code template} (zero rows, same dtypes and trailing shapes). */
+    private static Batch emptyLike(Batch template) {
+        List<Tensor> fields = new ArrayList<>(template.numFields());
+        for (Tensor f : template.fields()) {
+            fields.add(f.narrow(0, 0, 0));
+        }
+        return new Batch(0, fields);
     }
 
     /** The data set indices of part [b, e) of {@code order} (or of the identity when it is null). */

@@ -35,19 +35,43 @@ public final class MultiNodeEvaluator {
 
     /**
      * Evaluates {@code metricsOfBatch} over one pass of a non-repeating iterator on every rank and
-     * combines the results. {@code metricsOfBatch} returns, for a batch, the mean of each metric
-     * over that batch's examples; it is weighted by the batch size. A rank may pass null (no local
-     * data, for instance a rank of a model-parallel job that computes no loss). Each batch is
-     * evaluated inside a {@code PointerScope}: tensors made while evaluating it are released
-     * afterwards (call {@code retainReference()} on any that must outlive it).
+     * combines the results. The iterator is reset first, as Chainer's evaluator does, so the same
+     * iterator serves every evaluation. {@code metricsOfBatch} returns, for a batch, the mean of
+     * each metric over that batch's examples; it is weighted by the batch size. A rank may pass
+     * null (no local data, for instance a rank of a model-parallel job that computes no loss).
+     * Each batch is evaluated inside a {@code PointerScope}: tensors made while evaluating it are
+     * released afterwards (call {@code retainReference()} on any that must outlive it).
      */
     public static Metrics evaluate(Communicator comm, BatchIterator iterator,
             Function<Batch, Map<String, Double>> metricsOfBatch) {
         String problem = iterator != null && iterator.repeat()
                 ? "the iterator repeats, so one pass over it never ends; use repeat=false" : null;
+        return evaluateAfterCheck(comm, iterator, problem, metricsOfBatch);
+    }
+
+    /**
+     * Evaluates this rank's part of a data set in batches of at most {@code batchSize} (a part
+     * smaller than a batch, or empty, is fine) and combines the results over the ranks. A batch
+     * size below 1 on any rank fails on every rank, those without data included.
+     */
+    public static Metrics evaluate(Communicator comm, Dataset<?> localPart, int batchSize,
+            Function<Batch, Map<String, Double>> metricsOfBatch) {
+        String problem = batchSize < 1 ? "batch size must be at least 1, got " + batchSize : null;
+        BatchIterator it = problem != null || localPart == null || localPart.size() == 0 ? null
+                : new SerialIterator(localPart, (int) Math.min(batchSize, localPart.size()), false);
+        return evaluateAfterCheck(comm, it, problem, metricsOfBatch);
+    }
+
+    /**
+     * Agrees on every rank's {@code problem} (null if none), then evaluates: ranks must not start
+     * on the data before all know that none will throw.
+     */
+    private static Metrics evaluateAfterCheck(Communicator comm, BatchIterator iterator, String problem,
+            Function<Batch, Map<String, Double>> metricsOfBatch) {
         Agreement.noProblems(comm, "MultiNodeEvaluator", problem);
         Metrics local = new Metrics();
         if (iterator != null) {
+            iterator.reset();
             while (iterator.hasNext()) {
                 // the batch and whatever the metric function makes of it are native memory the
                 // garbage collector does not see: release them batch by batch
@@ -62,14 +86,4 @@ public final class MultiNodeEvaluator {
         return aggregate(comm, local);
     }
 
-    /**
-     * Evaluates this rank's part of a data set in batches of at most {@code batchSize} (a part
-     * smaller than a batch, or empty, is fine) and combines the results over the ranks.
-     */
-    public static Metrics evaluate(Communicator comm, Dataset<?> localPart, int batchSize,
-            Function<Batch, Map<String, Double>> metricsOfBatch) {
-        BatchIterator it = localPart == null || localPart.size() == 0 ? null
-                : new SerialIterator(localPart, (int) Math.min(batchSize, localPart.size()), false);
-        return evaluate(comm, it, metricsOfBatch);
-    }
 }

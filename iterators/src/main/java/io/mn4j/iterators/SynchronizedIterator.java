@@ -32,17 +32,27 @@ public final class SynchronizedIterator implements BatchIterator {
      */
     public static SynchronizedIterator create(Dataset<?> dataset, int batchSize, boolean repeat, long seed,
             Communicator comm) {
+        return create(dataset, batchSize, repeat, true, seed, comm);
+    }
+
+    /**
+     * Replaces {@code it} by a synchronized iterator over the same data set, batch size, repeat and
+     * shuffle (as ChainerMN keeps the wrapped iterator's order setting): without shuffle every rank
+     * goes through its data set in order; with it, in the order of rank 0's seed.
+     */
+    public static SynchronizedIterator of(SerialIterator it, Communicator comm) {
+        return create(it.dataset(), it.batchSize(), it.repeat(), it.shuffle(), it.seed(), comm);
+    }
+
+    private static SynchronizedIterator create(Dataset<?> dataset, int batchSize, boolean repeat, boolean shuffle,
+            long seed, Communicator comm) {
         Agreement.noProblems(comm, "SynchronizedIterator", SerialIterator.check(dataset, batchSize));
         Agreement.sameValue(comm, "SynchronizedIterator", "the data set length", dataset.size());
         Agreement.sameValue(comm, "SynchronizedIterator", "the batch size", batchSize);
         Agreement.sameValue(comm, "SynchronizedIterator", "repeat (1 = true)", repeat ? 1 : 0);
+        Agreement.sameValue(comm, "SynchronizedIterator", "shuffle (1 = true)", shuffle ? 1 : 0);
         long shared = comm.bcastObj(seed, 0);
-        return new SynchronizedIterator(new SerialIterator(dataset, batchSize, repeat, true, shared));
-    }
-
-    /** Replaces {@code it} by a synchronized iterator over the same data set, batch size and repeat. */
-    public static SynchronizedIterator of(SerialIterator it, Communicator comm) {
-        return create(it.dataset(), it.batchSize(), it.repeat(), it.seed(), comm);
+        return new SynchronizedIterator(new SerialIterator(dataset, batchSize, repeat, shuffle, shared));
     }
 
     /** The shared seed of the order. */

@@ -45,7 +45,9 @@ import org.slf4j.LoggerFactory;
  *       gradients have arrived (LibTorch runs a node only when every consumer has run) and passes
  *       an undefined gradient on, so that no node between the hub and the anchors computes or
  *       allocates anything. A function with exactly one floating-point output runs its
- *       {@code Backward} in that output's node instead, and has no delegate.</li>
+ *       {@code Backward} in that output's node instead, and has no delegate. Either way the
+ *       {@code Backward} runs only if backward reaches an output or the delegate: an output
+ *       nothing uses must be tied into a used value to get its (zero) gradient sent.</li>
  *   <li>Every floating-point output {@code y} gets history with an in-place add of the hub into
  *       an empty slice of {@code y} (LibTorch's CopySlices): no data is touched. A pre-hook on that
  *       node captures {@code y}'s gradient and passes an undefined one on.</li>
@@ -175,7 +177,8 @@ public final class CustomFunction {
                 }
                 Tensor x = inputs.get(i);
                 // Through a view for leaves: the view's backward hands AccumulateGrad a tensor
-                // nobody else holds, which it keeps as the gradient instead of copying it.
+                // nobody else holds, which it keeps as the gradient instead of copying it
+                // (InjectHook copies gradients that are shared, so that keeping them is safe).
                 boolean viaView = x.dim() == 0 || x.is_leaf();
                 Tensor anchor = (viaView ? x.unsqueeze(0) : x).index_select(0, pin);
                 Node anchorNode = anchor.grad_fn();
@@ -279,6 +282,11 @@ public final class CustomFunction {
             Pointer.free(memory);
             throw e;
         }
+    }
+
+    /** Whether this handle is the only reference to {@code g} and to its memory. */
+    private static boolean exclusive(Tensor g) {
+        return g.use_count() == 1 && (!g.has_storage() || g.storage().use_count() == 1);
     }
 
     private static boolean linkable(Tensor y) {
@@ -509,7 +517,12 @@ public final class CustomFunction {
             }
             TensorVector out;
             try (PointerScope scope = new PointerScope()) {
-                out = new TensorVector(viaView ? g.unsqueeze(0) : g);
+                // LibTorch's AccumulateGrad keeps a gradient that nothing else holds instead of
+                // copying it, and the view below hides our own holders from that check: hand it a
+                // copy unless g and its memory are ours alone (not the same tensor given to two
+                // inputs, not a view of a live buffer, not a tensor the Backward keeps).
+                Tensor mine = exclusive(g) ? g : g.clone();
+                out = new TensorVector(viaView ? mine.unsqueeze(0) : mine);
                 out.retainReference();
             } finally {
                 g.releaseReference();

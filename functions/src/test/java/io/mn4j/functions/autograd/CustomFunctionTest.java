@@ -251,8 +251,8 @@ class CustomFunctionTest {
     }
 
     @Test
-    void hooksOfFunctionsWithInputsAreReleasedRightAfterBackward() {
-        int before = CustomFunction.liveFunctions();
+    void hooksOfFunctionsWithInputsAreReleasedRightAfterBackward() throws InterruptedException {
+        int before = settledLiveFunctions();
         List<Tensor> alive = new ArrayList<>();
         for (int i = 0; i < 20; i++) {
             Tensor y = triple(triple(ramp(3, i).requires_grad_(true)).outputs().get(0)).outputs().get(0);
@@ -262,6 +262,22 @@ class CustomFunctionTest {
         // The outputs (and so the graphs) are still referenced; the hooks are not needed any more.
         assertEquals(before, CustomFunction.liveFunctions());
         assertEquals(20, alive.size());
+    }
+
+    /**
+     * A backward may return a tensor it keeps (a cached constant): LibTorch must not make it a
+     * leaf's gradient, which the next backward pass would accumulate into in place.
+     */
+    @Test
+    void aTensorTheBackwardKeepsIsNotAccumulatedInto() {
+        Tensor cached = ramp(3, 2);
+        Tensor x = ramp(3, 1).requires_grad_(true);
+        for (int pass = 1; pass <= 2; pass++) {
+            CustomFunction.apply("cached", List.of(x), List.of(), g -> Collections.singletonList(cached),
+                    Schedule.NATURAL, null).delegate().backward();
+        }
+        assertEquals(0, maxDiff(cached, ramp(3, 2)), "the cached tensor was changed");
+        assertEquals(0, maxDiff(x.grad(), ramp(3, 2).mul(new Scalar(2.0))));
     }
 
     @Test

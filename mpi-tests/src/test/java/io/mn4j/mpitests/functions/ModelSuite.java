@@ -49,10 +49,12 @@ public class ModelSuite implements ScenarioSuite {
         }
         s.put("chain list: twisted order", (c, check) -> run(c, check, new Twist()));
         s.put("chain list: tuple data", (c, check) -> run(c, check, new TupleData()));
+        s.put("chain list: integer-only messages", (c, check) -> run(c, check, new LabelsAside()));
         s.put("optimizer: k steps equal one process", ModelSuite::optimizerMatchesOneProcess);
         s.put("optimizer: first step broadcasts rank 0", ModelSuite::optimizerBroadcastsFirst);
         s.put("optimizer: missing gradients count as zeros", ModelSuite::optimizerMissingGradients);
         s.put("batch norm: unequal batches", ModelSuite::batchNorm);
+        s.put("batch norm: float16 with more samples than float16 can count", ModelSuite::batchNormHalf);
         return s;
     }
 
@@ -360,6 +362,58 @@ public class ModelSuite implements ScenarioSuite {
     }
 
     /**
+     * Rank 0 sends a hidden value (A), then, in a message of its own, integer labels made from the
+     * input (L); rank 1 (rank 0 itself when alone) receives both and uses the labels as an extra
+     * input (B). Neither the labels' message nor the component that makes them can carry a
+     * delegate: it must reach the next floating-point value instead.
+     */
+    private static final class LabelsAside implements Topology {
+        public MultiNodeChainList build(Communicator c, Params p) {
+            int n = c.size();
+            int me = c.rank();
+            int user = 1 % n;
+            if (me != 0 && me != user) {
+                return null;
+            }
+            MultiNodeChainList m = new MultiNodeChainList(c);
+            if (me == 0) {
+                m.add("A", null, one(lin(p, 0, "A", D)), null, r(user));
+                m.add("L", null, xs -> List.of(labels(xs.get(0))), null, r(user));
+            }
+            if (me == user) {
+                Lin b = lin(p, user, "B", 2);
+                m.add("B", null, xs -> List.of(withLabels(b, xs.get(0), xs.get(1))), r(0, 0), null);
+            }
+            return m;
+        }
+
+        private static Tensor labels(Tensor x) {
+            return x.gt(new Scalar(0.0)).to(torch.ScalarType.Long);
+        }
+
+        private static Tensor withLabels(Lin b, Tensor h, Tensor labels) {
+            Tensor counts = labels.to(torch.ScalarType.Double).sum(new long[] {1}, true,
+                    new org.bytedeco.pytorch.ScalarTypeOptional());
+            return b.apply(h).add(counts.mul(new Scalar(0.1)));
+        }
+
+        public boolean hasOutput(int r, int n) {
+            return r == 1 % n;
+        }
+
+        public boolean usesInput(int r, int n) {
+            return r == 0;
+        }
+
+        public Tensor[] reference(Params p, Tensor x, Tensor t, int n) {
+            Tensor[] loss = new Tensor[n];
+            Tensor h = lin(p, 0, "A", D).apply(x);
+            loss[1 % n] = torch.mse_loss(withLabels(lin(p, 1 % n, "B", 2), h, labels(x)), t);
+            return loss;
+        }
+    }
+
+    /**
      * Runs a topology for {@link #ITERATIONS} samples: every rank backpropagates its loss (or its
      * delegate), and its loss and the gradient of every one of its layers must equal the
      * one-process gradient of the sum of all ranks' losses.
@@ -611,5 +665,28 @@ public class ModelSuite implements ScenarioSuite {
         Tensor yre = torch.batch_norm(all, new TensorOptional(w), new TensorOptional(b), new TensorOptional(rm),
                 new TensorOptional(rv), false, 0.1, 1e-5, false);
         check.tensorsClose("evaluation output", yre.narrow(0, offset, BATCHES[me]), ye, TOL);
+    }
+
+    /**
+     * 70000 float16 samples per rank: more than float16 can count (its largest value is 65504),
+     * and sums of that many values overflow it too. The statistics must still be those of the
+     * global batch, as a float64 BatchNorm computes them.
+     */
+    private static void batchNormHalf(Communicator c, Check check) {
+        int n = c.size();
+        int me = c.rank();
+        long rows = 70000;
+        Tensor all = det(710, n * rows, 2).mul(new Scalar(3.0)).add(new Scalar(1.0)).to(torch.ScalarType.Half);
+        MultiNodeBatchNorm bn = new MultiNodeBatchNorm(c, 2, 1e-5, 0.1, true, torch.ScalarType.Half);
+        Tensor y = bn.forward(all.narrow(0, me * rows, rows));
+        Tensor xr = all.to(torch.ScalarType.Double);
+        Tensor rm = torch.zeros(new long[] {2}, Fx.F64);
+        Tensor rv = torch.ones(new long[] {2}, Fx.F64);
+        Tensor yr = torch.batch_norm(xr, new TensorOptional(torch.ones(new long[] {2}, Fx.F64)),
+                new TensorOptional(torch.zeros(new long[] {2}, Fx.F64)), new TensorOptional(rm),
+                new TensorOptional(rv), true, 0.1, 1e-5, false);
+        check.tensorsClose("output", yr.narrow(0, me * rows, rows), y.to(torch.ScalarType.Double), 1e-2);
+        check.tensorsClose("running mean", rm, bn.runningMean().to(torch.ScalarType.Double), 1e-2);
+        check.tensorsClose("running variance", rv, bn.runningVar().to(torch.ScalarType.Double), 1e-2);
     }
 }

@@ -42,6 +42,25 @@ public class IteratorsSuite implements ScenarioSuite {
         return new TensorDataset(x, y, id);
     }
 
+    /** {@link #ramp} seen through size() and get() only: batches are stacked item by item. */
+    static class ItemDataset implements Dataset<List<Tensor>> {
+        final TensorDataset base;
+
+        ItemDataset(int n) {
+            base = ramp(n, 0);
+        }
+
+        @Override
+        public long size() {
+            return base.size();
+        }
+
+        @Override
+        public List<Tensor> get(long index) {
+            return base.get(index);
+        }
+    }
+
     static long[] ids(Tensor idField) {
         long[] out = new long[(int) idField.numel()];
         for (int i = 0; i < out.length; i++) {
@@ -112,6 +131,14 @@ public class IteratorsSuite implements ScenarioSuite {
                     - expectedBounds(N, c.size(), c.rank(), true)[0], part.size());
             check.equal("no fields", 0, part.numFields());
         });
+        s.put("scatterDataset of a collated data set with fewer examples than ranks", (c, check) -> {
+            // no batch override: parts are stacked from get(), and an empty part has no item to stack
+            Dataset<List<Tensor>> collated = new ItemDataset(2);
+            TensorDataset part = Datasets.scatterDataset(c.rank() == 0 ? collated : null, c, 0, false, 0, false);
+            long[] be = expectedBounds(2, c.size(), c.rank(), false);
+            check.equal("fields, also of an empty part", 3, part.numFields());
+            checkPart(check, "part", part, range(be[0], be[1]), 0);
+        });
         s.put("scatterIndices", (c, check) -> {
             // every rank reads its own copy; rank r's copy is shifted by 1000 r to prove which copy is used
             SubDataset<List<Tensor>> part = Datasets.scatterIndices(ramp(N, 1000.0 * c.rank()), c, 0, true, 99, true);
@@ -166,19 +193,7 @@ public class IteratorsSuite implements ScenarioSuite {
             check.isTrue("no hang", true, "");
         });
         s.put("MultiNodeIterator: a failing master fails every rank", (c, check) -> {
-            Dataset<List<Tensor>> failing = new Dataset<>() {
-                final TensorDataset base = ramp(N, 0);
-
-                @Override
-                public long size() {
-                    return base.size();
-                }
-
-                @Override
-                public List<Tensor> get(long index) {
-                    return base.get(index);
-                }
-
+            Dataset<List<Tensor>> failing = new ItemDataset(N) {
                 @Override
                 public Batch batch(long[] indices) {
                     if (indices[0] >= 4) {
@@ -206,6 +221,13 @@ public class IteratorsSuite implements ScenarioSuite {
                 check.equal("indices " + k, Arrays.toString(want), Arrays.toString(ids(b.field(2))));
                 check.tensorsClose("own data " + k, ramp(N, 100.0 * c.rank()).batch(want).field(0), b.field(0), 0);
                 check.equal("new epoch " + k, ref.isNewEpoch(), it.isNewEpoch());
+            }
+        });
+        s.put("SynchronizedIterator.of keeps the iterator's order", (c, check) -> {
+            SynchronizedIterator it = SynchronizedIterator.of(new SerialIterator(ramp(N, 0), 3, true), c);
+            SerialIterator ref = new SerialIterator(ramp(N, 0), 3, true);
+            for (int k = 0; k < 5; k++) {
+                check.equal("indices " + k, Arrays.toString(ref.nextIndices()), Arrays.toString(it.nextIndices()));
             }
         });
         s.put("ranks disagreeing on the data set length fail everywhere", (c, check) -> {
@@ -260,6 +282,20 @@ public class IteratorsSuite implements ScenarioSuite {
             Metrics t = MultiNodeEvaluator.evaluate(c, tiny, 4,
                     b -> Map.of("id", b.field(2).to(torch.ScalarType.Double).mean().item_double()));
             check.close("two examples over " + c.size() + " ranks", 0.5, t.mean("id"), 1e-12);
+        });
+        s.put("evaluator starts every evaluation afresh and checks the batch size everywhere", (c, check) -> {
+            TensorDataset part = Datasets.scatterDataset(c.rank() == 0 ? ramp(N, 0) : null, c, 0, false, 0, false);
+            SerialIterator it = new SerialIterator(part, 2, false);
+            for (int pass = 1; pass <= 2; pass++) {
+                Metrics m = MultiNodeEvaluator.evaluate(c, it,
+                        b -> Map.of("id", b.field(2).to(torch.ScalarType.Double).mean().item_double()));
+                check.close("mean id, evaluation " + pass, (N - 1) / 2.0, m.mean("id"), 1e-12);
+                check.equal("count, evaluation " + pass, (long) N, m.count("id"));
+            }
+            // with 3 and 4 ranks some parts are empty: those ranks must fail too, not wait
+            TensorDataset tiny = Datasets.scatterDataset(c.rank() == 0 ? ramp(2, 0) : null, c, 0, false, 0, false);
+            check.throwsWith("batch size 0", () -> MultiNodeEvaluator.evaluate(c, tiny, 0, b -> Map.of()),
+                    "batch size must be at least 1, got 0");
         });
         return s;
     }
