@@ -16,7 +16,8 @@ import org.bytedeco.pytorch.TensorTensorHook;
  * Joins values computed outside autograd to the tensor they were computed from, so that backward
  * delivers a gradient that code computes (LibTorch's own autograd, Java hooks, no C++).
  *
- * <p>{@code proxy = x·1} stands for the input; {@link #attach} adds {@code 0·sum(proxy)} to a
+ * <p>A proxy, a view of the input ({@code x.view(shape)}: a distinct autograd node, no copy),
+ * stands for the input; {@link #attach} adds {@code 0·sum(proxy)} to a
  * value so that the value's gradient must flow through the proxy; the proxy's hook then adds what
  * {@link #onInputGrad} computes. Because every attached value feeds the proxy, the proxy's hook
  * runs after all of their gradients are known — the point where a layer exchanges gradients with

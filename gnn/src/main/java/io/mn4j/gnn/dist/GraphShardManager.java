@@ -120,14 +120,10 @@ public final class GraphShardManager implements AutoCloseable {
         long[] rowptr = inEdges.rowptrArray();
         long[] src = Tensors.toLongArray(inEdges.col());
         int n = (int) numLocal;
-        // per partner: its rows we read, in first-seen order, then sorted
-        List<long[]> edgeRows = new ArrayList<>();
-        int[][] counts = new int[parts][];
-        long[][] needed = new long[parts][];
         int[] edgesPer = new int[parts];
         int[] owner = new int[src.length];
         for (int e = 0; e < src.length; e++) {
-            int p = ownerOf(src[e]);
+            int p = PartitionMetadata.owner(offsets, src[e]);
             owner[e] = p;
             edgesPer[p]++;
         }
@@ -178,19 +174,6 @@ public final class GraphShardManager implements AutoCloseable {
         for (int p = 0; p < parts; p++) {
             shards[p].sourceInDegree = Tensors.own(p == rank ? inDegree : theirDegrees.get(p));
         }
-    }
-
-    private int ownerOf(long node) {
-        int p = Arrays.binarySearch(offsets, node);
-        int owner = p >= 0 ? p : -p - 2;
-        while (owner + 1 < offsets.length - 1 && offsets[owner + 1] == node) {
-            owner++; // skip empty partitions
-        }
-        if (owner < 0 || owner >= parts || node >= offsets[parts]) {
-            throw new IllegalArgumentException("source node " + node + " is outside the graph [0, "
-                    + offsets[parts] + ")");
-        }
-        return owner;
     }
 
     // ------------------------------------------------------------------------------------------
@@ -888,17 +871,21 @@ public final class GraphShardManager implements AutoCloseable {
         return weighted.computeIfAbsent(norm, k -> {
             CsrAggregation[] out = new CsrAggregation[parts];
             for (int p = 0; p < parts; p++) {
-                out[p] = CsrAggregation.of(weightedShard(p, k));
+                // The aggregation takes handles of its own.
+                try (Csr w = weightedShard(p, k)) {
+                    out[p] = CsrAggregation.of(w);
+                }
             }
             return out;
         });
     }
 
+    /** Shard {@code p} with the weights of {@code norm}: a new matrix (handles of its own) for the caller to close. */
     private Csr weightedShard(int p, EdgeNorm norm) {
         Csr e = shards[p].edges;
         switch (norm) {
             case SUM:
-                return e;
+                return e.withWeight(null);
             case MEAN: {
                 Tensor dst = e.rowIndex();
                 return e.withWeight(inDegree.clamp_min(new Scalar(1.0)).reciprocal().index_select(0, dst).contiguous());
@@ -915,12 +902,14 @@ public final class GraphShardManager implements AutoCloseable {
     private synchronized CsrAggregation haloGraph(EdgeNorm norm) {
         return haloGraphs.computeIfAbsent(norm, k -> {
             List<Tensor> rows = new ArrayList<>(), cols = new ArrayList<>(), vals = new ArrayList<>();
+            List<Csr> weightedShards = new ArrayList<>();
             long width = 0;
             for (int p = 0; p < parts; p++) {
                 if (p == rank) {
                     continue;
                 }
                 Csr w = weightedShard(p, k);
+                weightedShards.add(w);
                 rows.add(w.rowIndex());
                 cols.add(w.col().add(new Scalar(width)));
                 if (w.weight() != null) {
@@ -945,7 +934,10 @@ public final class GraphShardManager implements AutoCloseable {
             Tensor order = Tensors.longs(perm);
             Tensor col = cat(cols).index_select(0, order).contiguous();
             Tensor val = vals.isEmpty() ? null : cat(vals).index_select(0, order).contiguous();
-            return CsrAggregation.of(Csr.of(numLocal, width, Tensors.longs(ptr), col, val));
+            weightedShards.forEach(Csr::close);
+            try (Csr halo = Csr.of(numLocal, width, Tensors.longs(ptr), col, val)) {
+                return CsrAggregation.of(halo);
+            }
         });
     }
 
@@ -970,6 +962,7 @@ public final class GraphShardManager implements AutoCloseable {
         weighted.values().forEach(aggs -> Arrays.stream(aggs).forEach(CsrAggregation::close));
         haloGraphs.values().forEach(CsrAggregation::close);
         selfLoops.values().forEach(Tensor::close);
+        inDegree.close();
         closePieces();
         if (selfLooped != null) {
             selfLooped.close();

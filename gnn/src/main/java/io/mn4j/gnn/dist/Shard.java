@@ -16,7 +16,7 @@ final class Shard implements AutoCloseable {
     Tensor sendRows;
     /** numLocal × needRows edges, unweighted. */
     final Csr edges;
-    /** In-degree of each needed source row (owned by the partner), float32. */
+    /** In-degree of each needed source row (owned by the partner), float64. */
     Tensor sourceInDegree;
 
     Shard(int partner, Tensor needRows, Csr edges) {
