@@ -87,7 +87,7 @@ public final class GraphShardManager implements AutoCloseable {
     }
 
     /**
-     * Builds the shards of a loaded partition ({@code PartitionReader.load(dir, rank, size)}):
+     * Builds the shards of a loaded partition ({@code PartitionReader.load(comm, dir)}):
      * partition k is rank k. Collective over {@code world}.
      */
     public static GraphShardManager build(Communicator world, PartitionData part) {

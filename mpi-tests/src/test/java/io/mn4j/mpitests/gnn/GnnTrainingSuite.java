@@ -2,11 +2,11 @@ package io.mn4j.mpitests.gnn;
 
 import io.mn4j.communicator.Communicator;
 import io.mn4j.examples.gnn.GnnRun;
-import io.mn4j.examples.gnn.Partitions;
 import io.mn4j.examples.support.Memory;
 import io.mn4j.gnn.dist.AggregationMode;
 import io.mn4j.gnn.nn.GnnModel;
 import io.mn4j.gnn.partition.PartitionData;
+import io.mn4j.gnn.partition.PartitionReader;
 import io.mn4j.gnn.train.EpochStats;
 import io.mn4j.mpitests.Check;
 import io.mn4j.mpitests.Scenario;
@@ -69,7 +69,7 @@ public class GnnTrainingSuite implements ScenarioSuite {
     private static void gcnCoraAccuracy(Communicator c, Check check) throws IOException {
         List<EpochStats> epochs = new ArrayList<>();
         long[] rss = new long[CORA_EPOCHS];
-        try (PartitionData part = Partitions.load(c, TrainingData.cora(c.size()));
+        try (PartitionData part = PartitionReader.load(c, TrainingData.cora(c.size()));
                 GnnRun run = GnnRun.start(c, part, GnnRun.Config.gcnCora(AggregationMode.SAR, 1))) {
             for (int e = 0; e < CORA_EPOCHS; e++) {
                 epochs.add(run.epoch());
@@ -127,7 +127,7 @@ public class GnnTrainingSuite implements ScenarioSuite {
     /** Loads this rank's partition of {@code dir}, trains {@code epochs} epochs, returns every epoch's numbers. */
     static List<EpochStats> train(Communicator c, Path dir, GnnRun.Config config, int epochs) {
         List<EpochStats> out = new ArrayList<>();
-        try (PartitionData part = Partitions.load(c, dir); GnnRun run = GnnRun.start(c, part, config)) {
+        try (PartitionData part = PartitionReader.load(c, dir); GnnRun run = GnnRun.start(c, part, config)) {
             for (int e = 0; e < epochs; e++) {
                 out.add(run.epoch());
             }
