@@ -108,7 +108,7 @@ public final class GnnRun implements AutoCloseable {
 
     /**
      * Whether {@code c} can train on partitions with this metadata: features, labels and
-     * train/val/test masks must be there, and the sizes must be positive.
+     * train/val/test masks must be there, the graph unweighted, and the sizes positive.
      *
      * @throws IllegalArgumentException saying what is missing
      */
@@ -118,6 +118,7 @@ public final class GnnRun implements AutoCloseable {
                     + (m.featureSize() > 0 ? "" : "no ") + "features, " + (m.hasLabels() ? "" : "no ") + "labels, "
                     + (m.hasMasks() ? "" : "no ") + "masks)");
         }
+        GraphShardManager.requireUnweighted(m);
         if (c.layers() < 1 || c.hidden() < 1 || c.heads() < 1) {
             throw new IllegalArgumentException("layers, hidden width and heads must be at least 1");
         }

@@ -71,9 +71,13 @@ public final class GraphShardManager implements AutoCloseable {
      * Builds the shards of this rank. Collective over {@code world}.
      *
      * @param offsets     partition p owns global nodes [offsets[p], offsets[p+1]); length size+1
-     * @param localInEdges rows: this rank's nodes (local index); columns: global source ids
+     * @param localInEdges rows: this rank's nodes (local index); columns: global source ids;
+     *                     unweighted (see {@link #requireUnweighted})
      */
     public static GraphShardManager build(Communicator world, long[] offsets, Csr localInEdges) {
+        if (localInEdges.hasWeight()) {
+            throw new IllegalArgumentException("rank " + world.rank() + ": the in-edge matrix is weighted, " + UNWEIGHTED_ONLY);
+        }
         if (offsets.length != world.size() + 1) {
             throw new IllegalArgumentException("partition offsets describe " + (offsets.length - 1)
                     + " partitions but the job has " + world.size() + " ranks");
@@ -88,10 +92,12 @@ public final class GraphShardManager implements AutoCloseable {
 
     /**
      * Builds the shards of a loaded partition ({@code PartitionReader.load(comm, dir)}):
-     * partition k is rank k. Collective over {@code world}.
+     * partition k is rank k. Collective over {@code world}. A weighted graph is rejected on every
+     * rank (see {@link #requireUnweighted}).
      */
     public static GraphShardManager build(Communicator world, PartitionData part) {
         PartitionMetadata meta = part.metadata();
+        requireUnweighted(meta);
         if (meta.numParts() != world.size() || part.part() != world.rank()) {
             throw new IllegalArgumentException("rank " + world.rank() + " of " + world.size() + " was given partition "
                     + part.part() + " of " + meta.numParts());
@@ -102,6 +108,24 @@ public final class GraphShardManager implements AutoCloseable {
         }
         offsets[meta.numParts()] = meta.numNodes();
         return build(world, offsets, part.adjacency());
+    }
+
+    private static final String UNWEIGHTED_ONLY = "but the shard manager aggregates unweighted graphs only (its GCN, SAGE and GAT"
+            + " weightings count edges): it would ignore the weights; drop them (Graph.withEdgeWeight(null)) before partitioning";
+
+    /**
+     * Rejects a weighted partitioned graph: the aggregations weight edges by their counts (GCN's
+     * normalisation, SAGE's mean, GAT's attention), so edge weights would be silently ignored.
+     * Depends on the metadata only, which every rank reads alike: every rank throws, before any
+     * communication.
+     *
+     * @throws IllegalArgumentException naming the weights when {@code meta.weighted()}
+     */
+    public static void requireUnweighted(PartitionMetadata meta) {
+        if (meta.weighted()) {
+            throw new IllegalArgumentException("the partitioned graph is weighted (" + PartitionMetadata.FILE + " says weighted, each part has "
+                    + "edge_weight.npy), " + UNWEIGHTED_ONLY);
+        }
     }
 
     private GraphShardManager(Communicator world, long[] offsets, Csr inEdges) {

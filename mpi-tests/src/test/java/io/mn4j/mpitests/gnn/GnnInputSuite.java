@@ -1,6 +1,7 @@
 package io.mn4j.mpitests.gnn;
 
 import io.mn4j.communicator.Communicator;
+import io.mn4j.gnn.dist.GraphShardManager;
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.graph.SyntheticGraphs;
 import io.mn4j.gnn.io.Npy;
@@ -28,6 +29,8 @@ import org.bytedeco.pytorch.global.torch;
  * rank is left waiting in a collective (the launch would time out).
  *
  * <ul>
+ *   <li>a weighted graph is rejected by {@link GraphShardManager#build} on every rank (its layers
+ *       would silently aggregate without the weights);
  *   <li>{@link PartitionReader#load(Communicator, Path)} with a missing file, a truncated file or
  *       labels outside {@code [0, numClasses)} in the last rank's partition: every rank throws,
  *       naming that file; then a good directory (with unlabelled nodes) loads on every rank.
@@ -39,6 +42,7 @@ public class GnnInputSuite implements ScenarioSuite {
     @Override
     public Map<String, Scenario> scenarios() {
         Map<String, Scenario> s = new LinkedHashMap<>();
+        s.put("a weighted graph is rejected on every rank", GnnInputSuite::weighted);
         s.put("a missing file on the last rank fails every rank, naming it", (c, check) -> failsEverywhere(c, check,
                 (dir, last) -> Files.delete(dir.resolve(last).resolve("col.npy")), "col.npy", "missing file"));
         s.put("a truncated file on the last rank fails every rank, naming it", (c, check) -> failsEverywhere(c, check,
@@ -49,6 +53,19 @@ public class GnnInputSuite implements ScenarioSuite {
                 (dir, last) -> setFirstLabel(dir.resolve(last).resolve("labels.npy"), -1), "labels.npy", "-1"));
         s.put("unlabelled nodes (label " + Graph.UNLABELLED + ") load on every rank", GnnInputSuite::unlabelledLoads);
         return s;
+    }
+
+    private static void weighted(Communicator c, Check check) throws IOException {
+        Path dir = partitions(c, true, (d, last) -> { });
+        try (PartitionData part = PartitionReader.load(dir, c.rank(), c.size())) {
+            check.isTrue("the partition holds weights", part.edgeWeight() != null, "no edge_weight.npy was loaded");
+            check.throwsWith("build from the partition", () -> GraphShardManager.build(c, part).close(), "weighted", "edge_weight");
+            long[] offsets = part.metadata().partNodeOffsets();
+            check.throwsWith("build from a weighted in-edge matrix", () -> GraphShardManager.build(c, offsets, part.adjacency()).close(),
+                    "weighted");
+        } finally {
+            remove(c, dir);
+        }
     }
 
     /** Damages the last rank's partition, then loads collectively: every rank must throw, naming the file. */
