@@ -467,7 +467,9 @@ public final class GraphShardManager implements AutoCloseable {
         checkRows(dst, "aggregate");
         checkRows(src, "aggregate");
         Csr local = op.selfLoops() ? localEdgesWithSelfLoops() : shards[rank].edges;
-        boolean grad = org.bytedeco.pytorch.GradMode.is_enabled();
+        // As in aggregate(x, norm): mode 2 bridges the fetched rows' gradients home, so it needs
+        // src to require grad; otherwise mode 1, which bridges whatever does (dst, parameters).
+        boolean srcGraph = src.requires_grad() && org.bytedeco.pytorch.GradMode.is_enabled();
         // As in aggregate(x, norm): the call's temporaries go when it returns.
         PointerScope outer = PointerScope.getInnerScope();
         try (PointerScope scope = new PointerScope()) {
@@ -478,7 +480,7 @@ public final class GraphShardManager implements AutoCloseable {
                     state = op.combine(state, op.shard(haloGraph(EdgeNorm.SUM).matrix(), dst, op.sources(fetchAllBoundaryRows(src))));
                 }
                 out = op.finish(state);
-            } else if (mode == AggregationMode.SEQUENTIAL && grad) {
+            } else if (mode == AggregationMode.SEQUENTIAL && srcGraph) {
                 out = sequentialGeneric(local, dst, src, op);
             } else {
                 out = sarGeneric(local, dst, src, op);

@@ -41,6 +41,12 @@ public class GnnLayerSuite implements ScenarioSuite {
             s.put("GATConv " + mode, (c, check) -> layer(c, check, mode, () -> new GATConv(IN, CH, HEADS),
                     (m, x) -> ((GATConv) m).forward(graph(c, mode), x), GnnLayerSuite::gatRef));
         }
+        for (AggregationMode mode : AggregationMode.values()) {
+            // Under grad mode, but with nothing (or only the attention vectors) to differentiate.
+            s.put("GATConv " + mode + ", frozen, input without grad", (c, check) -> frozenGat(c, check, mode, false));
+            s.put("GATConv " + mode + ", only the attention vectors trainable, input without grad",
+                    (c, check) -> frozenGat(c, check, mode, true));
+        }
         // SAR taking shards in row ranges of at most 7 edges (rows with more edges get a range each).
         s.put("GATConv SAR, 7 edges per step", (c, check) -> inPieces(c, 7, () -> layer(c, check, AggregationMode.SAR,
                 () -> new GATConv(IN, CH, HEADS), (m, x) -> ((GATConv) m).forward(graph(c, AggregationMode.SAR), x),
@@ -144,6 +150,40 @@ public class GnnLayerSuite implements ScenarioSuite {
             Tensor grad = params.get(i).grad();
             Tensor total = c.allreduce(grad.defined() ? grad : torch.zeros_like(params.get(i)), ReduceOp.SUM);
             check.tensorsClose("grad param " + i, refParams[i].grad(), total, 1e-9);
+        }
+    }
+
+    /**
+     * GATConv under grad mode on an input that does not require grad, its parameters frozen (all,
+     * or all but the attention vectors): the reference's values and attention gradients.
+     */
+    private static void frozenGat(Communicator c, Check check, AggregationMode mode, boolean attentionTrainable) {
+        graph(c, mode);
+        torch.manual_seed(77);
+        GATConv layer = new GATConv(IN, CH, HEADS);
+        layer.to(torch.ScalarType.Double, false);
+        TensorVector params = layer.parameters(); // weight, att_src, att_dst, bias
+        Tensor[] refParams = new Tensor[(int) params.size()];
+        for (int i = 0; i < refParams.length; i++) {
+            boolean trainable = attentionTrainable && (i == 1 || i == 2);
+            params.get(i).requires_grad_(trainable);
+            refParams[i] = params.get(i).detach().clone().requires_grad_(trainable);
+        }
+        Tensor x = RandomPartitionedGraph.values(3, torch.ScalarType.Double, N, IN);
+        Tensor r = RandomPartitionedGraph.values(4, torch.ScalarType.Double, N, HEADS * CH);
+        Tensor outRef = gatRef(g, x, new TensorVector(refParams));
+        Tensor out = layer.forward(graph(c, mode), g.slice(x, c.rank()));
+        check.tensorsClose("forward", g.slice(outRef, c.rank()), out, 1e-9);
+        if (attentionTrainable) {
+            // (Frozen, ONE_SHOT's output may still require grad: the differentiable alltoall's.)
+            check.isTrue("output requires grad", out.requires_grad(), "the attention vectors' gradients cannot flow");
+            outRef.mul(r).sum().backward();
+            out.mul(g.slice(r, c.rank())).sum().backward();
+            for (int i = 1; i <= 2; i++) {
+                Tensor grad = params.get(i).grad();
+                Tensor total = c.allreduce(grad.defined() ? grad : torch.zeros_like(params.get(i)), ReduceOp.SUM);
+                check.tensorsClose("grad param " + i, refParams[i].grad(), total, 1e-9);
+            }
         }
     }
 
