@@ -31,6 +31,11 @@ import org.slf4j.LoggerFactory;
  * sources j owns, with the rows of j they read; rank j knows which of its rows to send to i.
  * Degrees are exchanged once, at construction.
  *
+ * <p>Self-loops stored in the graph are treated as PyG treats them: sums and means (SAGE) count
+ * every stored edge; GCN's normalisation ({@code add_remaining_self_loops}) and attention
+ * operators with {@link ShardOperator#selfLoops()} (GAT: remove, then add) give every node exactly
+ * one self-loop, however many it stores.
+ *
  * <p>Layers call {@link #aggregate(Tensor, EdgeNorm)} (plain weighted sums: GCN, mean-SAGE) or
  * {@link #aggregate(Tensor, Tensor, ShardOperator)} (anything else, e.g. attention); the
  * {@link AggregationMode} decides how remote shards are fetched and how gradients go back.
@@ -55,7 +60,11 @@ public final class GraphShardManager implements AutoCloseable {
     private final long numLocal;
     private final long[] offsets;
     private final Shard[] shards;
+    /** The local shard without stored self-loops (the shard itself when it stores none). */
+    private final Csr localWithoutLoops;
     private final Tensor inDegree;
+    /** In-degree without stored self-loops, float64: GCN's degree is this plus its one self-loop. */
+    private final Tensor degreeWithoutLoops;
     /** Aggregations by the weighted shard matrices, per weighting, built once (float64 weights). */
     private final Map<EdgeNorm, CsrAggregation[]> weighted = new EnumMap<>(EdgeNorm.class);
     private final Map<EdgeNorm, CsrAggregation> haloGraphs = new EnumMap<>(EdgeNorm.class);
@@ -135,8 +144,31 @@ public final class GraphShardManager implements AutoCloseable {
         this.offsets = offsets;
         this.numLocal = offsets[rank + 1] - offsets[rank];
         this.shards = cutShards(inEdges);
-        this.inDegree = Tensors.own(inEdges.rowCounts().to(torch.ScalarType.Double));
+        this.localWithoutLoops = withoutSelfLoops(shards[rank].edges);
+        try (PointerScope s = new PointerScope()) {
+            this.inDegree = Tensors.own(inEdges.rowCounts().to(torch.ScalarType.Double));
+            Tensor loops = shards[rank].edges.rowCounts().sub(localWithoutLoops.rowCounts());
+            this.degreeWithoutLoops = Tensors.own(inDegree.sub(loops));
+        }
         exchangeRowsAndDegrees();
+    }
+
+    /** {@code local} (square, local rows and columns) without its entries v→v; {@code local} itself when it has none. */
+    private Csr withoutSelfLoops(Csr local) {
+        long[] rp = local.rowptrArray();
+        long[] col = Tensors.toLongArray(local.col());
+        long[] ptr = new long[rp.length];
+        long[] kept = new long[col.length];
+        int c = 0;
+        for (int v = 0; v < numLocal; v++) {
+            for (long k = rp[v]; k < rp[v + 1]; k++) {
+                if (col[(int) k] != v) {
+                    kept[c++] = col[(int) k];
+                }
+            }
+            ptr[v + 1] = c;
+        }
+        return c == col.length ? local : Csr.of(numLocal, numLocal, ptr, Arrays.copyOf(kept, c), null);
     }
 
     /** Splits the in-edges by the partition owning their source, compacting the source rows. */
@@ -182,7 +214,7 @@ public final class GraphShardManager implements AutoCloseable {
         return out;
     }
 
-    /** Tells every partner which of its rows we read; learns which of ours they read; degrees. */
+    /** Tells every partner which of its rows we read; learns which of ours they read; their degrees (for GCN). */
     private void exchangeRowsAndDegrees() {
         List<Tensor> needs = new ArrayList<>(parts);
         for (Shard s : shards) {
@@ -192,11 +224,11 @@ public final class GraphShardManager implements AutoCloseable {
         List<Tensor> degrees = new ArrayList<>(parts);
         for (int p = 0; p < parts; p++) {
             shards[p].sendRows = Tensors.own(p == rank ? Tensors.longs(new long[0]) : asked.get(p));
-            degrees.add(inDegree.index_select(0, shards[p].sendRows));
+            degrees.add(degreeWithoutLoops.index_select(0, shards[p].sendRows));
         }
         List<Tensor> theirDegrees = comm.alltoall(degrees);
         for (int p = 0; p < parts; p++) {
-            shards[p].sourceInDegree = Tensors.own(p == rank ? inDegree : theirDegrees.get(p));
+            shards[p].sourceDegree = Tensors.own(p == rank ? degreeWithoutLoops : theirDegrees.get(p));
         }
     }
 
@@ -266,7 +298,7 @@ public final class GraphShardManager implements AutoCloseable {
         return comm;
     }
 
-    /** In-degree of every local node (edges into it, over all partitions), float64. */
+    /** In-degree of every local node (edges into it, over all partitions, stored self-loops included), float64. */
     public Tensor inDegree() {
         return inDegree;
     }
@@ -856,10 +888,10 @@ public final class GraphShardManager implements AutoCloseable {
 
     private Csr selfLooped;
 
-    /** The local shard with an edge v→v added to every row (for operators with self-loops). */
+    /** The local shard with exactly one edge v→v in every row (for operators with self-loops). */
     private synchronized Csr localEdgesWithSelfLoops() {
         if (selfLooped == null) {
-            Csr e = shards[rank].edges;
+            Csr e = localWithoutLoops;
             long[] rp = e.rowptrArray();
             long[] col = Tensors.toLongArray(e.col());
             long[] ptr = new long[rp.length];
@@ -881,13 +913,14 @@ public final class GraphShardManager implements AutoCloseable {
     // Edge weights
 
     /**
-     * The self-loop weights {@code 1/(indeg+1)} as a column in x's dtype, computed once per dtype:
+     * The self-loop weights {@code 1/(deg+1)} ({@code deg}: in-edges other than stored self-loops)
+     * as a column in x's dtype, computed once per dtype:
      * one fused multiply-add per call instead of five small ops (each costs a thread hand-off).
      */
     private Tensor selfLoopWeight(Tensor like) {
         return selfLoops.computeIfAbsent((int) like.scalar_type().value, t -> {
             try (org.bytedeco.javacpp.PointerScope s = new org.bytedeco.javacpp.PointerScope()) {
-                return Tensors.own(inDegree.add(new Scalar(1.0)).reciprocal().unsqueeze(1).to(like.scalar_type()).contiguous());
+                return Tensors.own(degreeWithoutLoops.add(new Scalar(1.0)).reciprocal().unsqueeze(1).to(like.scalar_type()).contiguous());
             }
         });
     }
@@ -917,9 +950,11 @@ public final class GraphShardManager implements AutoCloseable {
                 return e.withWeight(inDegree.clamp_min(new Scalar(1.0)).reciprocal().index_select(0, dst).contiguous());
             }
             default: {
-                Tensor dv = inDegree.add(new Scalar(1.0)).index_select(0, e.rowIndex());
-                Tensor du = shards[p].sourceInDegree.add(new Scalar(1.0)).index_select(0, e.col());
-                return e.withWeight(dv.mul(du).rsqrt().contiguous());
+                // GCN: stored self-loops give way to the one selfLoopWeight adds (remote shards store none).
+                Csr g = p == rank ? localWithoutLoops : e;
+                Tensor dv = degreeWithoutLoops.add(new Scalar(1.0)).index_select(0, g.rowIndex());
+                Tensor du = shards[p].sourceDegree.add(new Scalar(1.0)).index_select(0, g.col());
+                return g.withWeight(dv.mul(du).rsqrt().contiguous());
             }
         }
     }
@@ -988,7 +1023,10 @@ public final class GraphShardManager implements AutoCloseable {
         weighted.values().forEach(aggs -> Arrays.stream(aggs).forEach(CsrAggregation::close));
         haloGraphs.values().forEach(CsrAggregation::close);
         selfLoops.values().forEach(Tensor::close);
-        inDegree.close();
+        Tensors.closeAll(inDegree, degreeWithoutLoops);
+        if (localWithoutLoops != shards[rank].edges) {
+            localWithoutLoops.close();
+        }
         closePieces();
         if (selfLooped != null) {
             selfLooped.close();

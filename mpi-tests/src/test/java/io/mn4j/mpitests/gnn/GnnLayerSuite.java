@@ -195,13 +195,13 @@ public class GnnLayerSuite implements ScenarioSuite {
         return g.dense(EdgeNorm.MEAN).matmul(x).matmul(p.get(0)).add(p.get(2)).add(x.matmul(p.get(1)));
     }
 
-    /** Dense GAT: softmax over in-edges counted with multiplicity, plus one self-loop per node. */
+    /** Dense GAT: softmax over in-edges counted with multiplicity, stored self-loops replaced by one per node. */
     static Tensor gatRef(RandomPartitionedGraph g, Tensor x, TensorVector p) {
         Tensor h = x.matmul(p.get(0));
         Tensor h3 = h.view(N, HEADS, CH);
         Tensor as = h3.mul(p.get(1)).sum(new long[] {-1}, false, new org.bytedeco.pytorch.ScalarTypeOptional());
         Tensor ad = h3.mul(p.get(2)).sum(new long[] {-1}, false, new org.bytedeco.pytorch.ScalarTypeOptional());
-        Tensor counts = g.dense(EdgeNorm.SUM).add(torch.eye(N).to(torch.ScalarType.Double));
+        Tensor counts = g.countsWithOneSelfLoop();
         Tensor[] heads = new Tensor[HEADS];
         for (int k = 0; k < HEADS; k++) {
             Tensor e = torch.leaky_relu(ad.select(1, k).unsqueeze(1).add(as.select(1, k).unsqueeze(0)), new Scalar(0.2));
