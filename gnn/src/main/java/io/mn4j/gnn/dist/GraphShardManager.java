@@ -313,8 +313,11 @@ public final class GraphShardManager implements AutoCloseable {
         return partner == rank ? 0 : shards[partner].numNeeded();
     }
 
-    /** Number of bridges whose backward has not run (for tests of hook lifetimes). */
-    int liveBridges() {
+    /**
+     * Aggregations whose Java hooks this manager keeps: their autograd graph is alive and their
+     * backward has not finished. For tests and leak checks of hook lifetimes.
+     */
+    public int liveBridges() {
         return bridges.size();
     }
 
@@ -707,8 +710,8 @@ public final class GraphShardManager implements AutoCloseable {
         Tensor result = bridge.attach(out);
         Tensor[][] extras = new Tensor[1][];
         // What the rematerialization reads must outlive this call and every scope of the caller
-        // (backward comes later): handles of their own, closed as soon as backward has used them
-        // (or by the garbage collector if backward never runs).
+        // (backward comes later): handles of their own that the bridge keeps, closed as soon as
+        // backward has used them, or by the bridge when the graph goes without a backward.
         // Only the state the surrogate reads is kept, and the output is kept as (a detached view of)
         // the result, which holds the same values: out and the rest of the state go with this call.
         List<Tensor> finalState = new ArrayList<>();
@@ -716,17 +719,14 @@ public final class GraphShardManager implements AutoCloseable {
             finalState.add(t == null ? null : Tensors.own(t));
         }
         Tensor dstKept = Tensors.own(dstData), srcKept = Tensors.own(srcData), outKept = Tensors.own(result.detach());
+        bridge.keep(dstKept, srcKept, outKept);
+        bridge.keep(finalState.toArray(new Tensor[0]));
         bridge.onGrad(result, g -> {
             try {
                 extras[0] = rematerialize(g, op, local, dstKept, srcKept, finalState, outKept, needed, shared);
             } finally {
                 g.close();
-                finalState.forEach(t -> {
-                    if (t != null) {
-                        t.close();
-                    }
-                });
-                Tensors.closeAll(dstKept, srcKept, outKept);
+                bridge.releaseKept();
             }
         });
         for (int i = 0, b = 0; i < inputs.size(); i++) {

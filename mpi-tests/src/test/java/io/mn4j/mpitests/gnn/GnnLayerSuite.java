@@ -15,6 +15,7 @@ import io.mn4j.mpitests.ScenarioSuite;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.BiFunction;
+import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Module;
 import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.Scalar;
@@ -47,6 +48,8 @@ public class GnnLayerSuite implements ScenarioSuite {
             s.put("GATConv " + mode + ", only the attention vectors trainable, input without grad",
                     (c, check) -> frozenGat(c, check, mode, true));
         }
+        s.put("GATConv SAR: forwards under grad mode without backward keep nothing; one kept meanwhile still trains",
+                GnnLayerSuite::forwardsWithoutBackward);
         // SAR taking shards in row ranges of at most 7 edges (rows with more edges get a range each).
         s.put("GATConv SAR, 7 edges per step", (c, check) -> inPieces(c, 7, () -> layer(c, check, AggregationMode.SAR,
                 () -> new GATConv(IN, CH, HEADS), (m, x) -> ((GATConv) m).forward(graph(c, AggregationMode.SAR), x),
@@ -184,6 +187,46 @@ public class GnnLayerSuite implements ScenarioSuite {
                 Tensor total = c.allreduce(grad.defined() ? grad : torch.zeros_like(params.get(i)), ReduceOp.SUM);
                 check.tensorsClose("grad param " + i, refParams[i].grad(), total, 1e-9);
             }
+        }
+    }
+
+    /**
+     * A SAR GAT forward kept for later, then many forwards under grad mode whose outputs are
+     * dropped without backward (a validation pass without NoGradGuard): the manager must keep the
+     * hooks (and the activations they read) of the kept one only, through garbage collections,
+     * and its backward must still give the reference's gradients.
+     */
+    private static void forwardsWithoutBackward(Communicator c, Check check) {
+        GraphShardManager m = graph(c, AggregationMode.SAR);
+        torch.manual_seed(77);
+        GATConv layer = new GATConv(IN, CH, HEADS);
+        layer.to(torch.ScalarType.Double, false);
+        TensorVector params = layer.parameters();
+        Tensor[] refParams = new Tensor[(int) params.size()];
+        for (int i = 0; i < refParams.length; i++) {
+            refParams[i] = params.get(i).detach().clone().set_requires_grad(true);
+        }
+        Tensor x = RandomPartitionedGraph.values(3, torch.ScalarType.Double, N, IN);
+        Tensor r = RandomPartitionedGraph.values(4, torch.ScalarType.Double, N, HEADS * CH);
+        Tensor xRef = x.clone().set_requires_grad(true);
+        gatRef(g, xRef, new TensorVector(refParams)).mul(r).sum().backward();
+        int before = m.liveBridges();
+        Tensor xl = g.slice(x, c.rank()).clone().set_requires_grad(true);
+        Tensor kept = layer.forward(m, xl);
+        for (int i = 1; i <= 300; i++) {
+            try (PointerScope s = new PointerScope()) {
+                layer.forward(m, xl);
+            }
+            if (i % 100 == 0) {
+                System.gc(); // a hook collected while its graph lives would crash the backward below
+            }
+        }
+        check.equal("hooks kept after 300 forwards without backward", before + 1, m.liveBridges());
+        kept.mul(g.slice(r, c.rank())).sum().backward();
+        check.equal("hooks kept after the kept forward's backward", before, m.liveBridges());
+        check.tensorsClose("grad x", g.slice(xRef.grad(), c.rank()), xl.grad(), 1e-9);
+        for (int i = 0; i < refParams.length; i++) {
+            check.tensorsClose("grad param " + i, refParams[i].grad(), c.allreduce(params.get(i).grad(), ReduceOp.SUM), 1e-9);
         }
     }
 
