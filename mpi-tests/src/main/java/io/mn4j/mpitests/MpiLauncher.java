@@ -44,10 +44,20 @@ public final class MpiLauncher {
     /** Runs {@link ScenarioMain} with a suite under {@code mpirun -np ranks}. */
     public static Result runSuite(int ranks, Class<? extends ScenarioSuite> suite, long timeoutSeconds,
             String... scenarios) throws IOException, InterruptedException {
+        return runSuite(ranks, suite, timeoutSeconds, Map.of(), scenarios);
+    }
+
+    /**
+     * As {@link #runSuite(int, Class, long, String...)}, with variables added to the environment
+     * of {@code mpirun}, which passes it on to the ranks.
+     */
+    public static Result runSuite(int ranks, Class<? extends ScenarioSuite> suite, long timeoutSeconds, Map<String, String> env,
+            String... scenarios) throws IOException, InterruptedException {
         Path dir = Files.createTempDirectory("mn4j-" + suite.getSimpleName() + "-np" + ranks + "-");
         List<String> args = new ArrayList<>(List.of(dir.toString(), suite.getName()));
         args.addAll(List.of(scenarios));
-        Result result = run(ranks, ScenarioMain.class.getName(), args, dir, timeoutSeconds);
+        Result result = run(ranks, ScenarioMain.class.getName(), args, dir, timeoutSeconds, env, job -> {
+        });
         if (!result.timedOut() && result.exitCode() == 0) {
             deleteRecursively(dir); // kept on failure, for a look at what the ranks left
         }
@@ -67,6 +77,11 @@ public final class MpiLauncher {
      */
     public static Result run(int ranks, String mainClass, List<String> args, Path dir, long timeoutSeconds,
             Consumer<Process> whileRunning) throws IOException, InterruptedException {
+        return run(ranks, mainClass, args, dir, timeoutSeconds, Map.of(), whileRunning);
+    }
+
+    private static Result run(int ranks, String mainClass, List<String> args, Path dir, long timeoutSeconds, Map<String, String> env,
+            Consumer<Process> whileRunning) throws IOException, InterruptedException {
         warmUpNativeCache();
         Files.createDirectories(dir);
         List<String> cmd = new ArrayList<>(List.of("mpirun", "-np", String.valueOf(ranks),
@@ -82,6 +97,7 @@ public final class MpiLauncher {
         pb.environment().put("OMPI_ALLOW_RUN_AS_ROOT", "1");
         pb.environment().put("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
         pb.environment().put("OMPI_MCA_rmaps_base_oversubscribe", "1");
+        pb.environment().putAll(env);
         File log = dir.resolve("mpirun.log").toFile();
         pb.redirectErrorStream(true).redirectOutput(log);
         long t0 = System.nanoTime();
