@@ -139,7 +139,7 @@ final class GradientBridge {
      * Tensors only the backward reads (activations a hook recomputes from): the bridge closes them
      * with {@link #releaseKept}, or when its graph goes without a backward.
      */
-    void keep(Tensor... ts) {
+    synchronized void keep(Tensor... ts) {
         for (Tensor t : ts) {
             if (t != null) {
                 kept.add(t);
