@@ -4,7 +4,6 @@ import io.mn4j.communicator.Communicator;
 import io.mn4j.examples.gnn.GnnEpoch;
 import io.mn4j.examples.gnn.GnnRun;
 import io.mn4j.examples.gnn.GraphOptions;
-import io.mn4j.examples.gnn.JobInputException;
 import io.mn4j.examples.gnn.JvmSetup;
 import io.mn4j.examples.gnn.Partitions;
 import io.mn4j.examples.support.Cli;
@@ -16,11 +15,14 @@ import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.nn.GnnModel;
 import io.mn4j.gnn.partition.PartitionData;
 import io.mn4j.gnn.partition.PartitionMetadata;
+import io.mn4j.gnn.partition.PartitionReader;
 import io.mn4j.gnn.partition.PartitionStats;
 import io.mn4j.gnn.partition.PartitionWriter;
 import io.mn4j.gnn.partition.Partitioner;
 import io.mn4j.gnn.partition.Partitioners;
 import io.mn4j.gnn.train.EpochStats;
+import io.mn4j.gnn.util.Agreement;
+import io.mn4j.gnn.util.JobInputException;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -184,8 +186,8 @@ public final class TrainGnn implements Callable<Integer> {
             if (talk && partitions != null && !data.data.equals("synthetic")) {
                 stdout.println("note: --data " + data.data + " is ignored, the partitions in " + partitions + " are used");
             }
-            try (PartitionData part = Partitions.load(comm, dir)) {
-                Partitions.agree(comm, "checking " + dir, () -> {
+            try (PartitionData part = PartitionReader.load(comm, dir)) {
+                Agreement.agree(comm, "checking " + dir, () -> {
                     GnnRun.check(part.metadata(), config);
                     return null;
                 });
@@ -205,7 +207,7 @@ public final class TrainGnn implements Callable<Integer> {
     private Path partitionOnRankZero(Communicator comm, Path dir, PrintStream talk) {
         String method = partitioner != null ? partitioner : Partitions.defaultPartitioner();
         int parts = comm.size();
-        Partitions.agree(comm, "partitioning '" + data.data + "' into " + parts + " parts with " + method, () -> {
+        Agreement.agree(comm, "partitioning '" + data.data + "' into " + parts + " parts with " + method, () -> {
             if (talk == null) {
                 return null;
             }

@@ -50,10 +50,20 @@ public final class MpiLauncher {
      */
     public static Result runSuite(int ranks, Class<? extends ScenarioSuite> suite, long timeoutSeconds,
             String... scenarios) throws IOException, InterruptedException {
+        return runSuite(ranks, suite, timeoutSeconds, Map.of(), scenarios);
+    }
+
+    /**
+     * As {@link #runSuite(int, Class, long, String...)}, with variables added to the environment
+     * of {@code mpirun}, which passes it on to the ranks.
+     */
+    public static Result runSuite(int ranks, Class<? extends ScenarioSuite> suite, long timeoutSeconds, Map<String, String> env,
+            String... scenarios) throws IOException, InterruptedException {
         Path dir = Files.createTempDirectory("mn4j-" + suite.getSimpleName() + "-np" + ranks + "-");
         List<String> args = new ArrayList<>(List.of(dir.toString(), suite.getName()));
         args.addAll(List.of(scenarios));
-        Result result = run(ranks, ScenarioMain.class.getName(), args, dir, timeoutSeconds);
+        Result result = run(ranks, ScenarioMain.class.getName(), args, dir, timeoutSeconds, env, job -> {
+        });
         boolean anyFailed = result.rankLines().values().stream().flatMap(List::stream).anyMatch(l -> l.startsWith(ScenarioMain.FAIL + "\t"));
         if (!result.timedOut() && result.exitCode() == 0 && !anyFailed) {
             deleteRecursively(dir);
@@ -74,6 +84,11 @@ public final class MpiLauncher {
      */
     public static Result run(int ranks, String mainClass, List<String> args, Path dir, long timeoutSeconds,
             Consumer<Process> whileRunning) throws IOException, InterruptedException {
+        return run(ranks, mainClass, args, dir, timeoutSeconds, Map.of(), whileRunning);
+    }
+
+    private static Result run(int ranks, String mainClass, List<String> args, Path dir, long timeoutSeconds, Map<String, String> env,
+            Consumer<Process> whileRunning) throws IOException, InterruptedException {
         warmUpNativeCache();
         Files.createDirectories(dir);
         // The ranks run on the test JVM's java (not whichever is first on PATH), so they see the
@@ -91,6 +106,7 @@ public final class MpiLauncher {
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().put("OMPI_ALLOW_RUN_AS_ROOT", "1");
         pb.environment().put("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        pb.environment().putAll(env);
         File log = dir.resolve("mpirun.log").toFile();
         pb.redirectErrorStream(true).redirectOutput(log);
         long t0 = System.nanoTime();

@@ -23,17 +23,23 @@ public final class MpiSuiteTests {
 
     public static Stream<DynamicNode> forRanks(Class<? extends ScenarioSuite> suite, long timeoutSeconds,
             int... rankCounts) {
+        return forRanks(suite, timeoutSeconds, Map.of(), rankCounts);
+    }
+
+    /** As {@link #forRanks(Class, long, int...)}, with variables added to the ranks' environment. */
+    public static Stream<DynamicNode> forRanks(Class<? extends ScenarioSuite> suite, long timeoutSeconds, Map<String, String> env,
+            int... rankCounts) {
         List<DynamicNode> nodes = new ArrayList<>();
         for (int np : rankCounts) {
-            nodes.add(DynamicContainer.dynamicContainer("np=" + np, launch(suite, np, timeoutSeconds)));
+            nodes.add(DynamicContainer.dynamicContainer("np=" + np, launch(suite, np, timeoutSeconds, env)));
         }
         return nodes.stream();
     }
 
-    private static Stream<DynamicNode> launch(Class<? extends ScenarioSuite> suite, int np, long timeout) {
+    private static Stream<DynamicNode> launch(Class<? extends ScenarioSuite> suite, int np, long timeout, Map<String, String> env) {
         MpiLauncher.Result result;
         try {
-            result = MpiLauncher.runSuite(np, suite, timeout);
+            result = MpiLauncher.runSuite(np, suite, timeout, env);
         } catch (Exception e) {
             return Stream.of(DynamicTest.dynamicTest("launch", () -> fail("could not launch mpirun", e)));
         }

@@ -13,8 +13,10 @@ import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.nn.GnnModel;
 import io.mn4j.gnn.partition.PartitionData;
 import io.mn4j.gnn.partition.PartitionMetadata;
+import io.mn4j.gnn.partition.PartitionReader;
 import io.mn4j.gnn.partition.PartitionWriter;
 import io.mn4j.gnn.partition.Partitioners;
+import io.mn4j.gnn.util.Agreement;
 import io.mn4j.gnn.util.Tensors;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -151,7 +153,7 @@ public final class GnnEpochBenchmark implements Callable<Integer> {
                 variants.add(new Plain("plain sparse_csr", g, hidden, true, false, dropout));
                 variants.add(new Plain("plain embedding_bag, torch.dropout", g, hidden, false, true, dropout));
             }
-            try (PartitionData part = Partitions.load(comm, dir)) {
+            try (PartitionData part = PartitionReader.load(comm, dir)) {
                 variants.add(0, new Mn4j("mn4j SAR", comm, part, AggregationMode.SAR, hidden, dropout));
                 variants.add(1, new Mn4j("mn4j ONE_SHOT", comm, part, AggregationMode.ONE_SHOT, hidden, dropout));
                 out.println();
@@ -426,7 +428,7 @@ public final class GnnEpochBenchmark implements Callable<Integer> {
             // Rank 0 writes the partitions, every rank reads its own (one machine, or a shared file system).
             Path where = Path.of(comm.bcastObj(comm.rank() == 0 ? Files.createTempDirectory("mn4j-gnn-bytes-").toString() : null, 0));
             String method = Partitions.defaultPartitioner();
-            String description = Partitions.agree(comm, "partitioning " + d, () -> {
+            String description = Agreement.agree(comm, "partitioning " + d, () -> {
                 if (comm.rank() != 0) {
                     return null;
                 }
@@ -435,7 +437,7 @@ public final class GnnEpochBenchmark implements Callable<Integer> {
                     return source.describe(g);
                 }
             });
-            try (PartitionData part = Partitions.load(comm, where);
+            try (PartitionData part = PartitionReader.load(comm, where);
                     GnnRun run = GnnRun.start(comm, part, new GnnRun.Config(GnnModel.Kind.GCN, AggregationMode.ONE_SHOT, hidden, 2, 1, 0.5,
                             0.01, 5e-4, 1))) {
                 PartitionMetadata meta = part.metadata();

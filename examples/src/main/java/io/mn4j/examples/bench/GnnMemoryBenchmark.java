@@ -250,7 +250,7 @@ public final class GnnMemoryBenchmark implements Callable<Integer> {
             probe.resetHeapPeaks();
 
             // Load: only this rank's partition, then the shards, the model and the optimizer.
-            PartitionData part = PartitionReader.load(dir, rank, size);
+            PartitionData part = PartitionReader.load(comm, dir);
             GraphShardManager graph = GraphShardManager.build(comm, part).mode(mode).prefetchDepth(o.prefetch)
                     .edgesPerStep(o.edgesPerStep);
             Tensor x = part.features();
@@ -282,7 +282,7 @@ public final class GnnMemoryBenchmark implements Callable<Integer> {
                     adam.zero_grad();
                     Tensor out = model.forward(graph, x, true);
                     Tensor logp = torch.log_softmax(out.index_select(0, trainIdx), 1);
-                    Tensor loss = torch.nll_loss(logp, labels.index_select(0, trainIdx), new TensorOptional(), 2, -100)
+                    Tensor loss = torch.nll_loss(logp, labels.index_select(0, trainIdx), new TensorOptional(), 2, Graph.UNLABELLED)
                             .div(new Scalar(globalTrain));
                     fwdPeak[e] = probe.peak() - baseline;
                     heldAfterForward[e] = probe.rss() - baseline;

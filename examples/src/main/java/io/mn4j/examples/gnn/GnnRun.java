@@ -38,7 +38,11 @@ public final class GnnRun implements AutoCloseable {
             return new Config(GnnModel.Kind.GCN, mode, 16, 2, 1, 0.5, 0.01, 5e-4, seed);
         }
 
-        /** Veličković et al.'s Cora GAT: 8 heads of 8 hidden units, ELU, dropout 0.6, lr 0.005, weight decay 5e-4. */
+        /**
+         * Veličković et al.'s Cora GAT: 8 heads of 8 hidden units, ELU, dropout 0.6, lr 0.005, weight
+         * decay 5e-4 — except that dropout 0.6 applies to each layer's input features only: unlike
+         * the paper (and PyG's {@code GATConv(dropout=0.6)}), the attention coefficients get none.
+         */
         public static Config gatCora(AggregationMode mode, long seed) {
             return new Config(GnnModel.Kind.GAT, mode, 64, 2, 8, 0.6, 0.005, 5e-4, seed);
         }
@@ -104,7 +108,7 @@ public final class GnnRun implements AutoCloseable {
 
     /**
      * Whether {@code c} can train on partitions with this metadata: features, labels and
-     * train/val/test masks must be there, and the sizes must be positive.
+     * train/val/test masks must be there, the graph unweighted, and the sizes positive.
      *
      * @throws IllegalArgumentException saying what is missing
      */
@@ -114,6 +118,7 @@ public final class GnnRun implements AutoCloseable {
                     + (m.featureSize() > 0 ? "" : "no ") + "features, " + (m.hasLabels() ? "" : "no ") + "labels, "
                     + (m.hasMasks() ? "" : "no ") + "masks)");
         }
+        GraphShardManager.requireUnweighted(m);
         if (c.layers() < 1 || c.hidden() < 1 || c.heads() < 1) {
             throw new IllegalArgumentException("layers, hidden width and heads must be at least 1");
         }

@@ -3,20 +3,28 @@ package io.mn4j.gnn.dist;
 import io.mn4j.gnn.util.Tensors;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
+import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.DeviceOptional;
+import org.bytedeco.pytorch.PointerConsumer;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorBase;
+import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.TensorTensorHook;
+import org.bytedeco.pytorch.global.torch;
 
 /**
  * Joins values computed outside autograd to the tensor they were computed from, so that backward
  * delivers a gradient that code computes (LibTorch's own autograd, Java hooks, no C++).
  *
- * <p>{@code proxy = x·1} stands for the input; {@link #attach} adds {@code 0·sum(proxy)} to a
+ * <p>A proxy, a view of the input ({@code x.view(shape)}: a distinct autograd node, no copy),
+ * stands for the input; {@link #attach} adds {@code 0·sum(proxy)} to a
  * value so that the value's gradient must flow through the proxy; the proxy's hook then adds what
  * {@link #onInputGrad} computes. Because every attached value feeds the proxy, the proxy's hook
  * runs after all of their gradients are known — the point where a layer exchanges gradients with
@@ -24,15 +32,20 @@ import org.bytedeco.pytorch.TensorTensorHook;
  *
  * <p>Hooks are JavaCPP function pointers that must stay reachable while the graph lives: the
  * bridge keeps them (outside any {@link PointerScope}), and the {@link Registry} keeps the bridge
- * until its proxy hook has run. The proxies and the zero term are ordinary tensors of the caller's
- * scope: autograd keeps what it needs of them, so the caller may release them once the bridge is
- * wired.
+ * until its proxy hooks have run — or until its graph is gone without a backward (a forward under
+ * grad mode whose output is dropped, such as a validation pass without {@code NoGradGuard}). That
+ * is seen through a pin, an empty index saved by a node of the zero term, whose memory LibTorch
+ * frees with that node: when it goes before any hook of the bridge has run, no hook can run any
+ * more, so the bridge leaves the registry and closes what it {@link #keep}s for backward. (Run in
+ * backward, the node frees the pin after the hooks of the attached values, which precede it, and
+ * before the proxies' hooks: hence "before any hook".) The proxies and the zero term are ordinary
+ * tensors of the caller's scope: autograd keeps what it needs of them, so the caller may release
+ * them once the bridge is wired.
  */
 final class GradientBridge {
-    /** Keeps bridges alive until their backward has run. */
+    /** Keeps bridges alive until their backward has run or their graph is gone. */
     static final class Registry {
         private final List<GradientBridge> live = new ArrayList<>();
-        private static final int MAX_LIVE = 256;
         /** Tensors a hook returned: LibTorch copies them after the hook returns, so they are closed later. */
         private final ConcurrentLinkedQueue<Tensor> returned = new ConcurrentLinkedQueue<>();
 
@@ -49,10 +62,8 @@ final class GradientBridge {
         }
 
         synchronized void add(GradientBridge b) {
-            // A forward with autograd whose backward never runs would otherwise grow this forever.
-            if (live.size() >= MAX_LIVE) {
-                live.remove(0);
-            }
+            // No cap: a bridge leaves when its graph does (see the pin), and one whose graph lives
+            // may still be reached by a backward, which must find its hooks.
             live.add(b);
         }
 
@@ -65,11 +76,29 @@ final class GradientBridge {
         }
     }
 
+    /** Bridges by the address of their pin's memory, for the pin's deleter. */
+    private static final Map<Long, GradientBridge> BY_PIN = new ConcurrentHashMap<>();
+    /** Called by LibTorch when it frees a pin: the node that saved it has run or is gone. */
+    private static final PointerConsumer PIN_DELETER = permanent(new PointerConsumer() {
+        @Override
+        public void call(Pointer p) {
+            GradientBridge b = BY_PIN.remove(p.address());
+            if (b != null) {
+                b.pinReleased();
+            }
+            Pointer.free(p);
+        }
+    });
+    private static final TensorOptions PIN_OPTIONS = permanent(new TensorOptions(torch.ScalarType.Long));
+    private static final DeviceOptional PIN_DEVICE = permanent(new DeviceOptional());
+
     private final Registry registry;
     private final Tensor[] proxies;
     private final Tensor zero;
     private final List<TensorTensorHook> hooks = new ArrayList<>();
+    private final List<Tensor> kept = new ArrayList<>();
     private int pendingInputHooks;
+    private boolean hookRan;
 
     /** A bridge for one or more inputs (features, parameters) that backward must reach. */
     GradientBridge(Registry registry, Tensor... inputs) {
@@ -84,8 +113,64 @@ final class GradientBridge {
             Tensor zi = proxies[i].sum().mul(new Scalar(0.0));
             z = z == null ? zi : z.add(zi);
         }
-        this.zero = z;
+        // An empty selection of the first proxy (O(1)): its node saves the pin.
+        Tensor first = proxies[0].dim() == 0 ? proxies[0].unsqueeze(0) : proxies[0];
+        this.zero = z.add(first.index_select(0, newPin()).sum());
         registry.add(this);
+    }
+
+    /** An empty int64 index whose memory has {@link #PIN_DELETER} (a handle of the caller's scope). */
+    private Tensor newPin() {
+        Pointer memory = Pointer.calloc(1, 8);
+        if (memory.isNull()) {
+            throw new OutOfMemoryError("no memory for a gradient bridge's pin");
+        }
+        BY_PIN.put(memory.address(), this);
+        try {
+            return torch.from_blob(memory, new long[] {0}, new long[] {1}, PIN_DELETER, PIN_OPTIONS, PIN_DEVICE);
+        } catch (RuntimeException e) {
+            BY_PIN.remove(memory.address());
+            Pointer.free(memory);
+            throw e;
+        }
+    }
+
+    /**
+     * Tensors only the backward reads (activations a hook recomputes from): the bridge closes them
+     * with {@link #releaseKept}, or when its graph goes without a backward.
+     */
+    synchronized void keep(Tensor... ts) {
+        for (Tensor t : ts) {
+            if (t != null) {
+                kept.add(t);
+            }
+        }
+    }
+
+    /** Closes the tensors given to {@link #keep} (once). */
+    synchronized void releaseKept() {
+        kept.forEach(Tensor::close);
+        kept.clear();
+    }
+
+    private synchronized void hookRunning() {
+        hookRan = true;
+    }
+
+    /**
+     * The pin's node has run (then a hook ran before it) or is gone with the graph: without a hook
+     * having run, no hook will, and the bridge may go.
+     */
+    private synchronized void pinReleased() {
+        if (!hookRan) {
+            releaseKept();
+            registry.remove(this);
+        }
+    }
+
+    private static <P extends Pointer> P permanent(P p) {
+        p.retainReference();
+        return p;
     }
 
     /** {@code value} (computed without autograd) as a tensor whose gradient flows to the proxies. */
@@ -103,6 +188,7 @@ final class GradientBridge {
         TensorTensorHook hook = Tensors.unscoped(new TensorTensorHook() {
             @Override
             public TensorBase call(TensorBase grad) {
+                hookRunning();
                 registry.drain();
                 sink.accept(Tensors.unscoped(new Tensor(grad)));
                 return grad;
@@ -124,6 +210,7 @@ final class GradientBridge {
         TensorTensorHook hook = Tensors.unscoped(new TensorTensorHook() {
             @Override
             public TensorBase call(TensorBase grad) {
+                hookRunning();
                 registry.drain();
                 try (PointerScope s = new PointerScope()) {
                     Tensor g = new Tensor(grad);

@@ -31,6 +31,11 @@ import org.slf4j.LoggerFactory;
  * sources j owns, with the rows of j they read; rank j knows which of its rows to send to i.
  * Degrees are exchanged once, at construction.
  *
+ * <p>Self-loops stored in the graph are treated as PyG treats them: sums and means (SAGE) count
+ * every stored edge; GCN's normalisation ({@code add_remaining_self_loops}) and attention
+ * operators with {@link ShardOperator#selfLoops()} (GAT: remove, then add) give every node exactly
+ * one self-loop, however many it stores.
+ *
  * <p>Layers call {@link #aggregate(Tensor, EdgeNorm)} (plain weighted sums: GCN, mean-SAGE) or
  * {@link #aggregate(Tensor, Tensor, ShardOperator)} (anything else, e.g. attention); the
  * {@link AggregationMode} decides how remote shards are fetched and how gradients go back.
@@ -55,7 +60,11 @@ public final class GraphShardManager implements AutoCloseable {
     private final long numLocal;
     private final long[] offsets;
     private final Shard[] shards;
+    /** The local shard without stored self-loops (the shard itself when it stores none). */
+    private final Csr localWithoutLoops;
     private final Tensor inDegree;
+    /** In-degree without stored self-loops, float64: GCN's degree is this plus its one self-loop. */
+    private final Tensor degreeWithoutLoops;
     /** Aggregations by the weighted shard matrices, per weighting, built once (float64 weights). */
     private final Map<EdgeNorm, CsrAggregation[]> weighted = new EnumMap<>(EdgeNorm.class);
     private final Map<EdgeNorm, CsrAggregation> haloGraphs = new EnumMap<>(EdgeNorm.class);
@@ -71,9 +80,13 @@ public final class GraphShardManager implements AutoCloseable {
      * Builds the shards of this rank. Collective over {@code world}.
      *
      * @param offsets     partition p owns global nodes [offsets[p], offsets[p+1]); length size+1
-     * @param localInEdges rows: this rank's nodes (local index); columns: global source ids
+     * @param localInEdges rows: this rank's nodes (local index); columns: global source ids;
+     *                     unweighted (see {@link #requireUnweighted})
      */
     public static GraphShardManager build(Communicator world, long[] offsets, Csr localInEdges) {
+        if (localInEdges.hasWeight()) {
+            throw new IllegalArgumentException("rank " + world.rank() + ": the in-edge matrix is weighted, " + UNWEIGHTED_ONLY);
+        }
         if (offsets.length != world.size() + 1) {
             throw new IllegalArgumentException("partition offsets describe " + (offsets.length - 1)
                     + " partitions but the job has " + world.size() + " ranks");
@@ -87,11 +100,13 @@ public final class GraphShardManager implements AutoCloseable {
     }
 
     /**
-     * Builds the shards of a loaded partition ({@code PartitionReader.load(dir, rank, size)}):
-     * partition k is rank k. Collective over {@code world}.
+     * Builds the shards of a loaded partition ({@code PartitionReader.load(comm, dir)}):
+     * partition k is rank k. Collective over {@code world}. A weighted graph is rejected on every
+     * rank (see {@link #requireUnweighted}).
      */
     public static GraphShardManager build(Communicator world, PartitionData part) {
         PartitionMetadata meta = part.metadata();
+        requireUnweighted(meta);
         if (meta.numParts() != world.size() || part.part() != world.rank()) {
             throw new IllegalArgumentException("rank " + world.rank() + " of " + world.size() + " was given partition "
                     + part.part() + " of " + meta.numParts());
@@ -104,6 +119,24 @@ public final class GraphShardManager implements AutoCloseable {
         return build(world, offsets, part.adjacency());
     }
 
+    private static final String UNWEIGHTED_ONLY = "but the shard manager aggregates unweighted graphs only (its GCN, SAGE and GAT"
+            + " weightings count edges): it would ignore the weights; drop them (Graph.withEdgeWeight(null)) before partitioning";
+
+    /**
+     * Rejects a weighted partitioned graph: the aggregations weight edges by their counts (GCN's
+     * normalisation, SAGE's mean, GAT's attention), so edge weights would be silently ignored.
+     * Depends on the metadata only, which every rank reads alike: every rank throws, before any
+     * communication.
+     *
+     * @throws IllegalArgumentException naming the weights when {@code meta.weighted()}
+     */
+    public static void requireUnweighted(PartitionMetadata meta) {
+        if (meta.weighted()) {
+            throw new IllegalArgumentException("the partitioned graph is weighted (" + PartitionMetadata.FILE + " says weighted, each part has "
+                    + "edge_weight.npy), " + UNWEIGHTED_ONLY);
+        }
+    }
+
     private GraphShardManager(Communicator world, long[] offsets, Csr inEdges) {
         this.comm = world.split(0, world.rank());
         this.rank = comm.rank();
@@ -111,8 +144,31 @@ public final class GraphShardManager implements AutoCloseable {
         this.offsets = offsets;
         this.numLocal = offsets[rank + 1] - offsets[rank];
         this.shards = cutShards(inEdges);
-        this.inDegree = Tensors.own(inEdges.rowCounts().to(torch.ScalarType.Double));
+        this.localWithoutLoops = withoutSelfLoops(shards[rank].edges);
+        try (PointerScope s = new PointerScope()) {
+            this.inDegree = Tensors.own(inEdges.rowCounts().to(torch.ScalarType.Double));
+            Tensor loops = shards[rank].edges.rowCounts().sub(localWithoutLoops.rowCounts());
+            this.degreeWithoutLoops = Tensors.own(inDegree.sub(loops));
+        }
         exchangeRowsAndDegrees();
+    }
+
+    /** {@code local} (square, local rows and columns) without its entries v→v; {@code local} itself when it has none. */
+    private Csr withoutSelfLoops(Csr local) {
+        long[] rp = local.rowptrArray();
+        long[] col = Tensors.toLongArray(local.col());
+        long[] ptr = new long[rp.length];
+        long[] kept = new long[col.length];
+        int c = 0;
+        for (int v = 0; v < numLocal; v++) {
+            for (long k = rp[v]; k < rp[v + 1]; k++) {
+                if (col[(int) k] != v) {
+                    kept[c++] = col[(int) k];
+                }
+            }
+            ptr[v + 1] = c;
+        }
+        return c == col.length ? local : Csr.of(numLocal, numLocal, ptr, Arrays.copyOf(kept, c), null);
     }
 
     /** Splits the in-edges by the partition owning their source, compacting the source rows. */
@@ -120,14 +176,10 @@ public final class GraphShardManager implements AutoCloseable {
         long[] rowptr = inEdges.rowptrArray();
         long[] src = Tensors.toLongArray(inEdges.col());
         int n = (int) numLocal;
-        // per partner: its rows we read, in first-seen order, then sorted
-        List<long[]> edgeRows = new ArrayList<>();
-        int[][] counts = new int[parts][];
-        long[][] needed = new long[parts][];
         int[] edgesPer = new int[parts];
         int[] owner = new int[src.length];
         for (int e = 0; e < src.length; e++) {
-            int p = ownerOf(src[e]);
+            int p = PartitionMetadata.owner(offsets, src[e]);
             owner[e] = p;
             edgesPer[p]++;
         }
@@ -162,7 +214,7 @@ public final class GraphShardManager implements AutoCloseable {
         return out;
     }
 
-    /** Tells every partner which of its rows we read; learns which of ours they read; degrees. */
+    /** Tells every partner which of its rows we read; learns which of ours they read; their degrees (for GCN). */
     private void exchangeRowsAndDegrees() {
         List<Tensor> needs = new ArrayList<>(parts);
         for (Shard s : shards) {
@@ -172,25 +224,12 @@ public final class GraphShardManager implements AutoCloseable {
         List<Tensor> degrees = new ArrayList<>(parts);
         for (int p = 0; p < parts; p++) {
             shards[p].sendRows = Tensors.own(p == rank ? Tensors.longs(new long[0]) : asked.get(p));
-            degrees.add(inDegree.index_select(0, shards[p].sendRows));
+            degrees.add(degreeWithoutLoops.index_select(0, shards[p].sendRows));
         }
         List<Tensor> theirDegrees = comm.alltoall(degrees);
         for (int p = 0; p < parts; p++) {
-            shards[p].sourceInDegree = Tensors.own(p == rank ? inDegree : theirDegrees.get(p));
+            shards[p].sourceDegree = Tensors.own(p == rank ? degreeWithoutLoops : theirDegrees.get(p));
         }
-    }
-
-    private int ownerOf(long node) {
-        int p = Arrays.binarySearch(offsets, node);
-        int owner = p >= 0 ? p : -p - 2;
-        while (owner + 1 < offsets.length - 1 && offsets[owner + 1] == node) {
-            owner++; // skip empty partitions
-        }
-        if (owner < 0 || owner >= parts || node >= offsets[parts]) {
-            throw new IllegalArgumentException("source node " + node + " is outside the graph [0, "
-                    + offsets[parts] + ")");
-        }
-        return owner;
     }
 
     // ------------------------------------------------------------------------------------------
@@ -259,7 +298,7 @@ public final class GraphShardManager implements AutoCloseable {
         return comm;
     }
 
-    /** In-degree of every local node (edges into it, over all partitions), float64. */
+    /** In-degree of every local node (edges into it, over all partitions, stored self-loops included), float64. */
     public Tensor inDegree() {
         return inDegree;
     }
@@ -274,8 +313,11 @@ public final class GraphShardManager implements AutoCloseable {
         return partner == rank ? 0 : shards[partner].numNeeded();
     }
 
-    /** Number of bridges whose backward has not run (for tests of hook lifetimes). */
-    int liveBridges() {
+    /**
+     * Aggregations whose Java hooks this manager keeps: their autograd graph is alive and their
+     * backward has not finished. For tests and leak checks of hook lifetimes.
+     */
+    public int liveBridges() {
         return bridges.size();
     }
 
@@ -460,7 +502,9 @@ public final class GraphShardManager implements AutoCloseable {
         checkRows(dst, "aggregate");
         checkRows(src, "aggregate");
         Csr local = op.selfLoops() ? localEdgesWithSelfLoops() : shards[rank].edges;
-        boolean grad = org.bytedeco.pytorch.GradMode.is_enabled();
+        // As in aggregate(x, norm): mode 2 bridges the fetched rows' gradients home, so it needs
+        // src to require grad; otherwise mode 1, which bridges whatever does (dst, parameters).
+        boolean srcGraph = src.requires_grad() && org.bytedeco.pytorch.GradMode.is_enabled();
         // As in aggregate(x, norm): the call's temporaries go when it returns.
         PointerScope outer = PointerScope.getInnerScope();
         try (PointerScope scope = new PointerScope()) {
@@ -471,7 +515,7 @@ public final class GraphShardManager implements AutoCloseable {
                     state = op.combine(state, op.shard(haloGraph(EdgeNorm.SUM).matrix(), dst, op.sources(fetchAllBoundaryRows(src))));
                 }
                 out = op.finish(state);
-            } else if (mode == AggregationMode.SEQUENTIAL && grad) {
+            } else if (mode == AggregationMode.SEQUENTIAL && srcGraph) {
                 out = sequentialGeneric(local, dst, src, op);
             } else {
                 out = sarGeneric(local, dst, src, op);
@@ -666,8 +710,8 @@ public final class GraphShardManager implements AutoCloseable {
         Tensor result = bridge.attach(out);
         Tensor[][] extras = new Tensor[1][];
         // What the rematerialization reads must outlive this call and every scope of the caller
-        // (backward comes later): handles of their own, closed as soon as backward has used them
-        // (or by the garbage collector if backward never runs).
+        // (backward comes later): handles of their own that the bridge keeps, closed as soon as
+        // backward has used them, or by the bridge when the graph goes without a backward.
         // Only the state the surrogate reads is kept, and the output is kept as (a detached view of)
         // the result, which holds the same values: out and the rest of the state go with this call.
         List<Tensor> finalState = new ArrayList<>();
@@ -675,17 +719,14 @@ public final class GraphShardManager implements AutoCloseable {
             finalState.add(t == null ? null : Tensors.own(t));
         }
         Tensor dstKept = Tensors.own(dstData), srcKept = Tensors.own(srcData), outKept = Tensors.own(result.detach());
+        bridge.keep(dstKept, srcKept, outKept);
+        bridge.keep(finalState.toArray(new Tensor[0]));
         bridge.onGrad(result, g -> {
             try {
                 extras[0] = rematerialize(g, op, local, dstKept, srcKept, finalState, outKept, needed, shared);
             } finally {
                 g.close();
-                finalState.forEach(t -> {
-                    if (t != null) {
-                        t.close();
-                    }
-                });
-                Tensors.closeAll(dstKept, srcKept, outKept);
+                bridge.releaseKept();
             }
         });
         for (int i = 0, b = 0; i < inputs.size(); i++) {
@@ -847,10 +888,10 @@ public final class GraphShardManager implements AutoCloseable {
 
     private Csr selfLooped;
 
-    /** The local shard with an edge v→v added to every row (for operators with self-loops). */
+    /** The local shard with exactly one edge v→v in every row (for operators with self-loops). */
     private synchronized Csr localEdgesWithSelfLoops() {
         if (selfLooped == null) {
-            Csr e = shards[rank].edges;
+            Csr e = localWithoutLoops;
             long[] rp = e.rowptrArray();
             long[] col = Tensors.toLongArray(e.col());
             long[] ptr = new long[rp.length];
@@ -872,13 +913,14 @@ public final class GraphShardManager implements AutoCloseable {
     // Edge weights
 
     /**
-     * The self-loop weights {@code 1/(indeg+1)} as a column in x's dtype, computed once per dtype:
+     * The self-loop weights {@code 1/(deg+1)} ({@code deg}: in-edges other than stored self-loops)
+     * as a column in x's dtype, computed once per dtype:
      * one fused multiply-add per call instead of five small ops (each costs a thread hand-off).
      */
     private Tensor selfLoopWeight(Tensor like) {
         return selfLoops.computeIfAbsent((int) like.scalar_type().value, t -> {
             try (org.bytedeco.javacpp.PointerScope s = new org.bytedeco.javacpp.PointerScope()) {
-                return Tensors.own(inDegree.add(new Scalar(1.0)).reciprocal().unsqueeze(1).to(like.scalar_type()).contiguous());
+                return Tensors.own(degreeWithoutLoops.add(new Scalar(1.0)).reciprocal().unsqueeze(1).to(like.scalar_type()).contiguous());
             }
         });
     }
@@ -888,25 +930,31 @@ public final class GraphShardManager implements AutoCloseable {
         return weighted.computeIfAbsent(norm, k -> {
             CsrAggregation[] out = new CsrAggregation[parts];
             for (int p = 0; p < parts; p++) {
-                out[p] = CsrAggregation.of(weightedShard(p, k));
+                // The aggregation takes handles of its own.
+                try (Csr w = weightedShard(p, k)) {
+                    out[p] = CsrAggregation.of(w);
+                }
             }
             return out;
         });
     }
 
+    /** Shard {@code p} with the weights of {@code norm}: a new matrix (handles of its own) for the caller to close. */
     private Csr weightedShard(int p, EdgeNorm norm) {
         Csr e = shards[p].edges;
         switch (norm) {
             case SUM:
-                return e;
+                return e.withWeight(null);
             case MEAN: {
                 Tensor dst = e.rowIndex();
                 return e.withWeight(inDegree.clamp_min(new Scalar(1.0)).reciprocal().index_select(0, dst).contiguous());
             }
             default: {
-                Tensor dv = inDegree.add(new Scalar(1.0)).index_select(0, e.rowIndex());
-                Tensor du = shards[p].sourceInDegree.add(new Scalar(1.0)).index_select(0, e.col());
-                return e.withWeight(dv.mul(du).rsqrt().contiguous());
+                // GCN: stored self-loops give way to the one selfLoopWeight adds (remote shards store none).
+                Csr g = p == rank ? localWithoutLoops : e;
+                Tensor dv = degreeWithoutLoops.add(new Scalar(1.0)).index_select(0, g.rowIndex());
+                Tensor du = shards[p].sourceDegree.add(new Scalar(1.0)).index_select(0, g.col());
+                return g.withWeight(dv.mul(du).rsqrt().contiguous());
             }
         }
     }
@@ -915,12 +963,14 @@ public final class GraphShardManager implements AutoCloseable {
     private synchronized CsrAggregation haloGraph(EdgeNorm norm) {
         return haloGraphs.computeIfAbsent(norm, k -> {
             List<Tensor> rows = new ArrayList<>(), cols = new ArrayList<>(), vals = new ArrayList<>();
+            List<Csr> weightedShards = new ArrayList<>();
             long width = 0;
             for (int p = 0; p < parts; p++) {
                 if (p == rank) {
                     continue;
                 }
                 Csr w = weightedShard(p, k);
+                weightedShards.add(w);
                 rows.add(w.rowIndex());
                 cols.add(w.col().add(new Scalar(width)));
                 if (w.weight() != null) {
@@ -945,7 +995,10 @@ public final class GraphShardManager implements AutoCloseable {
             Tensor order = Tensors.longs(perm);
             Tensor col = cat(cols).index_select(0, order).contiguous();
             Tensor val = vals.isEmpty() ? null : cat(vals).index_select(0, order).contiguous();
-            return CsrAggregation.of(Csr.of(numLocal, width, Tensors.longs(ptr), col, val));
+            weightedShards.forEach(Csr::close);
+            try (Csr halo = Csr.of(numLocal, width, Tensors.longs(ptr), col, val)) {
+                return CsrAggregation.of(halo);
+            }
         });
     }
 
@@ -970,6 +1023,10 @@ public final class GraphShardManager implements AutoCloseable {
         weighted.values().forEach(aggs -> Arrays.stream(aggs).forEach(CsrAggregation::close));
         haloGraphs.values().forEach(CsrAggregation::close);
         selfLoops.values().forEach(Tensor::close);
+        Tensors.closeAll(inDegree, degreeWithoutLoops);
+        if (localWithoutLoops != shards[rank].edges) {
+            localWithoutLoops.close();
+        }
         closePieces();
         if (selfLooped != null) {
             selfLooped.close();

@@ -16,8 +16,8 @@ final class Shard implements AutoCloseable {
     Tensor sendRows;
     /** numLocal × needRows edges, unweighted. */
     final Csr edges;
-    /** In-degree of each needed source row (owned by the partner), float32. */
-    Tensor sourceInDegree;
+    /** In-degree without stored self-loops of each needed source row (owned by the partner), float64: for GCN's weights. */
+    Tensor sourceDegree;
 
     Shard(int partner, Tensor needRows, Csr edges) {
         this.partner = partner;
@@ -35,8 +35,8 @@ final class Shard implements AutoCloseable {
         if (sendRows != null) {
             sendRows.close();
         }
-        if (sourceInDegree != null) {
-            sourceInDegree.close();
+        if (sourceDegree != null) {
+            sourceDegree.close();
         }
         edges.close();
     }

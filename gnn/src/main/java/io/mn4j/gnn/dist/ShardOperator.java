@@ -64,7 +64,10 @@ public interface ShardOperator {
     /** Parameters used in {@link #sources} and {@link #shard}; in SAR mode the manager delivers their gradients. */
     List<Tensor> parameters();
 
-    /** Whether every node also receives from itself (a self-loop added to the local shard). */
+    /**
+     * Whether every node also receives from itself: the local shard then has exactly one self-loop
+     * per node, stored self-loops replaced (PyG's GATConv removes, then adds them).
+     */
     default boolean selfLoops() {
         return false;
     }

@@ -23,6 +23,12 @@ import org.bytedeco.pytorch.global.torch.ScalarType;
  * owned by the graph: do not close them.
  */
 public final class Graph implements AutoCloseable {
+    /**
+     * The label of a node without one: the training loss ignores it (PyTorch's default
+     * {@code ignore_index}). Every other label lies in {@code [0, numClasses)}.
+     */
+    public static final int UNLABELLED = -100;
+
     private final Csr adj;
     private final Tensor features;
     private final Tensor labels;

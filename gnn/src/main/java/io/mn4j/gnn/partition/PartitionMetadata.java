@@ -60,10 +60,20 @@ public record PartitionMetadata(int formatVersion, int numParts, long numNodes, 
 
     /** The partition owning new id {@code v}. */
     public int owner(long v) {
-        if (v < 0 || v >= numNodes) throw new IllegalArgumentException("node id " + v + " outside [0," + numNodes + ")");
-        int i = Arrays.binarySearch(partNodeOffsets, v);
+        return owner(partNodeOffsets, v);
+    }
+
+    /**
+     * The partition owning node {@code v} of a graph cut into contiguous ranges: partition k owns
+     * {@code [offsets[k], offsets[k+1])}, the last entry is the number of nodes. Empty partitions
+     * own nothing.
+     */
+    public static int owner(long[] offsets, long v) {
+        long n = offsets[offsets.length - 1];
+        if (v < 0 || v >= n) throw new IllegalArgumentException("node id " + v + " outside [0," + n + ")");
+        int i = Arrays.binarySearch(offsets, v);
         if (i >= 0) {
-            while (i + 1 < partNodeOffsets.length && partNodeOffsets[i + 1] == v) i++;
+            while (i + 1 < offsets.length && offsets[i + 1] == v) i++; // skip empty partitions
             return i;
         }
         return -i - 2;

@@ -1,22 +1,28 @@
 package io.mn4j.gnn.partition;
 
+import io.mn4j.communicator.Communicator;
 import io.mn4j.gnn.graph.Csr;
+import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.io.Npy;
 import io.mn4j.gnn.io.NpyFormatException;
+import io.mn4j.gnn.util.Agreement;
+import io.mn4j.gnn.util.JobInputException;
 import io.mn4j.gnn.util.Tensors;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch.ScalarType;
 
 /**
  * Loads partitions written by {@link PartitionWriter}. Loading partition {@code k} reads only
  * {@code metadata.json} and {@code part-k/}, and checks every array against the metadata (type,
- * shape, CSR structure, id ranges): any problem is a {@link PartitionFormatException} naming the
- * file and what was wrong, so every rank of a job fails with a clear message.
+ * shape, CSR structure, id and label ranges): any problem is a {@link PartitionFormatException}
+ * naming the file and what was wrong. A job loads with {@link #load(Communicator, Path)}, so that
+ * a problem with one rank's files stops every rank with that message.
  */
 public final class PartitionReader {
     private PartitionReader() {}
@@ -27,7 +33,21 @@ public final class PartitionReader {
     }
 
     /**
-     * Loads partition {@code part}.
+     * Loads partition {@code comm.rank()} of {@code dir} on every rank, the graph being split into
+     * one partition per rank. Collective: the ranks agree on the outcome before returning, so
+     * when any rank's files are missing or wrong, every rank throws instead of some waiting in the
+     * next collective (such as {@code GraphShardManager.build}) for a rank that never comes.
+     *
+     * @throws JobInputException on every rank when any rank failed: the failed rank's carries its
+     *     {@link PartitionFormatException} (or I/O error) as the cause, naming the file and what was
+     *     wrong; the others name each failed rank and its message
+     */
+    public static PartitionData load(Communicator comm, Path dir) {
+        return Agreement.agree(comm, "loading partition " + comm.rank() + " of " + dir, () -> load(dir, comm.rank(), comm.size()));
+    }
+
+    /**
+     * Loads partition {@code part} (this process alone; a job uses {@link #load(Communicator, Path)}).
      *
      * @param expectedParts number of partitions the job expects (its number of ranks), or -1 to accept any
      */
@@ -62,7 +82,11 @@ public final class PartitionReader {
                 x = read(pd, "features.npy", m.featureType().equals("float64") ? ScalarType.Double : ScalarType.Float,
                         new long[] {nk, m.featureSize()}, where);
             }
-            Tensor y = m.hasLabels() ? read(pd, "labels.npy", ScalarType.Long, new long[] {nk}, where) : null;
+            Tensor y = null;
+            if (m.hasLabels()) {
+                y = read(pd, "labels.npy", ScalarType.Long, new long[] {nk}, where);
+                checkLabels(pd.resolve("labels.npy"), y, m.numClasses());
+            }
             Tensor tr = null, va = null, te = null;
             if (m.hasMasks()) {
                 tr = read(pd, "train_mask.npy", ScalarType.Bool, new long[] {nk}, where);
@@ -123,6 +147,21 @@ public final class PartitionReader {
         }
         for (int i = 0; i + 1 < rp.length; i++) {
             if (rp[i + 1] < rp[i]) throw new PartitionFormatException(f + ": decreases at row " + i);
+        }
+    }
+
+    /** Labels must be classes in [0, numClasses) or {@link Graph#UNLABELLED}: anything else fails later, deep in the loss. */
+    private static void checkLabels(Path f, Tensor labels, int numClasses) throws PartitionFormatException {
+        try (PointerScope s = new PointerScope()) {
+            Tensor bad = labels.lt(new Scalar(0)).logical_and(labels.ne(new Scalar(Graph.UNLABELLED)))
+                    .logical_or(labels.ge(new Scalar(numClasses))).nonzero();
+            if (bad.size(0) > 0) {
+                long i = bad.get(0).item_long();
+                long more = bad.size(0) - 1;
+                throw new PartitionFormatException(f + ": label " + labels.get(i).item_long() + " of local node " + i + " is outside [0, "
+                        + numClasses + ") (numClasses in " + PartitionMetadata.FILE + ") and is not " + Graph.UNLABELLED + " (unlabelled)"
+                        + (more > 0 ? "; " + more + " more such labels" : ""));
+            }
         }
     }
 

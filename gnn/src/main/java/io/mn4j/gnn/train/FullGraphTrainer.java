@@ -3,6 +3,7 @@ package io.mn4j.gnn.train;
 import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.ReduceOp;
 import io.mn4j.gnn.dist.GraphShardManager;
+import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.nn.GnnModel;
 import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.Optimizer;
@@ -52,7 +53,7 @@ public final class FullGraphTrainer {
         optimizer.zero_grad();
         Tensor out = model.forward(graph, nodes.features(), true);
         Tensor logp = torch.log_softmax(out.index_select(0, trainIdx), 1);
-        Tensor loss = torch.nll_loss(logp, nodes.labels().index_select(0, trainIdx), new TensorOptional(), 2, -100)
+        Tensor loss = torch.nll_loss(logp, nodes.labels().index_select(0, trainIdx), new TensorOptional(), 2, Graph.UNLABELLED)
                 .div(new Scalar(globalTrain));
         loss.backward();
         sumGradients();

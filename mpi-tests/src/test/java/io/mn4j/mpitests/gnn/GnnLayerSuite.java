@@ -15,6 +15,7 @@ import io.mn4j.mpitests.ScenarioSuite;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.BiFunction;
+import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Module;
 import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.Scalar;
@@ -41,6 +42,14 @@ public class GnnLayerSuite implements ScenarioSuite {
             s.put("GATConv " + mode, (c, check) -> layer(c, check, mode, () -> new GATConv(IN, CH, HEADS),
                     (m, x) -> ((GATConv) m).forward(graph(c, mode), x), GnnLayerSuite::gatRef));
         }
+        for (AggregationMode mode : AggregationMode.values()) {
+            // Under grad mode, but with nothing (or only the attention vectors) to differentiate.
+            s.put("GATConv " + mode + ", frozen, input without grad", (c, check) -> frozenGat(c, check, mode, false));
+            s.put("GATConv " + mode + ", only the attention vectors trainable, input without grad",
+                    (c, check) -> frozenGat(c, check, mode, true));
+        }
+        s.put("GATConv SAR: forwards under grad mode without backward keep nothing; one kept meanwhile still trains",
+                GnnLayerSuite::forwardsWithoutBackward);
         // SAR taking shards in row ranges of at most 7 edges (rows with more edges get a range each).
         s.put("GATConv SAR, 7 edges per step", (c, check) -> inPieces(c, 7, () -> layer(c, check, AggregationMode.SAR,
                 () -> new GATConv(IN, CH, HEADS), (m, x) -> ((GATConv) m).forward(graph(c, AggregationMode.SAR), x),
@@ -147,6 +156,80 @@ public class GnnLayerSuite implements ScenarioSuite {
         }
     }
 
+    /**
+     * GATConv under grad mode on an input that does not require grad, its parameters frozen (all,
+     * or all but the attention vectors): the reference's values and attention gradients.
+     */
+    private static void frozenGat(Communicator c, Check check, AggregationMode mode, boolean attentionTrainable) {
+        graph(c, mode);
+        torch.manual_seed(77);
+        GATConv layer = new GATConv(IN, CH, HEADS);
+        layer.to(torch.ScalarType.Double, false);
+        TensorVector params = layer.parameters(); // weight, att_src, att_dst, bias
+        Tensor[] refParams = new Tensor[(int) params.size()];
+        for (int i = 0; i < refParams.length; i++) {
+            boolean trainable = attentionTrainable && (i == 1 || i == 2);
+            params.get(i).requires_grad_(trainable);
+            refParams[i] = params.get(i).detach().clone().requires_grad_(trainable);
+        }
+        Tensor x = RandomPartitionedGraph.values(3, torch.ScalarType.Double, N, IN);
+        Tensor r = RandomPartitionedGraph.values(4, torch.ScalarType.Double, N, HEADS * CH);
+        Tensor outRef = gatRef(g, x, new TensorVector(refParams));
+        Tensor out = layer.forward(graph(c, mode), g.slice(x, c.rank()));
+        check.tensorsClose("forward", g.slice(outRef, c.rank()), out, 1e-9);
+        if (attentionTrainable) {
+            // (Frozen, ONE_SHOT's output may still require grad: the differentiable alltoall's.)
+            check.isTrue("output requires grad", out.requires_grad(), "the attention vectors' gradients cannot flow");
+            outRef.mul(r).sum().backward();
+            out.mul(g.slice(r, c.rank())).sum().backward();
+            for (int i = 1; i <= 2; i++) {
+                Tensor grad = params.get(i).grad();
+                Tensor total = c.allreduce(grad.defined() ? grad : torch.zeros_like(params.get(i)), ReduceOp.SUM);
+                check.tensorsClose("grad param " + i, refParams[i].grad(), total, 1e-9);
+            }
+        }
+    }
+
+    /**
+     * A SAR GAT forward kept for later, then many forwards under grad mode whose outputs are
+     * dropped without backward (a validation pass without NoGradGuard): the manager must keep the
+     * hooks (and the activations they read) of the kept one only, through garbage collections,
+     * and its backward must still give the reference's gradients.
+     */
+    private static void forwardsWithoutBackward(Communicator c, Check check) {
+        GraphShardManager m = graph(c, AggregationMode.SAR);
+        torch.manual_seed(77);
+        GATConv layer = new GATConv(IN, CH, HEADS);
+        layer.to(torch.ScalarType.Double, false);
+        TensorVector params = layer.parameters();
+        Tensor[] refParams = new Tensor[(int) params.size()];
+        for (int i = 0; i < refParams.length; i++) {
+            refParams[i] = params.get(i).detach().clone().set_requires_grad(true);
+        }
+        Tensor x = RandomPartitionedGraph.values(3, torch.ScalarType.Double, N, IN);
+        Tensor r = RandomPartitionedGraph.values(4, torch.ScalarType.Double, N, HEADS * CH);
+        Tensor xRef = x.clone().set_requires_grad(true);
+        gatRef(g, xRef, new TensorVector(refParams)).mul(r).sum().backward();
+        int before = m.liveBridges();
+        Tensor xl = g.slice(x, c.rank()).clone().set_requires_grad(true);
+        Tensor kept = layer.forward(m, xl);
+        for (int i = 1; i <= 300; i++) {
+            try (PointerScope s = new PointerScope()) {
+                layer.forward(m, xl);
+            }
+            if (i % 100 == 0) {
+                System.gc(); // a hook collected while its graph lives would crash the backward below
+            }
+        }
+        check.equal("hooks kept after 300 forwards without backward", before + 1, m.liveBridges());
+        kept.mul(g.slice(r, c.rank())).sum().backward();
+        check.equal("hooks kept after the kept forward's backward", before, m.liveBridges());
+        check.tensorsClose("grad x", g.slice(xRef.grad(), c.rank()), xl.grad(), 1e-9);
+        for (int i = 0; i < refParams.length; i++) {
+            check.tensorsClose("grad param " + i, refParams[i].grad(), c.allreduce(params.get(i).grad(), ReduceOp.SUM), 1e-9);
+        }
+    }
+
     static Tensor gcnRef(RandomPartitionedGraph g, Tensor x, TensorVector p) {
         return g.dense(EdgeNorm.GCN).matmul(x.matmul(p.get(0))).add(p.get(1));
     }
@@ -155,13 +238,13 @@ public class GnnLayerSuite implements ScenarioSuite {
         return g.dense(EdgeNorm.MEAN).matmul(x).matmul(p.get(0)).add(p.get(2)).add(x.matmul(p.get(1)));
     }
 
-    /** Dense GAT: softmax over in-edges counted with multiplicity, plus one self-loop per node. */
+    /** Dense GAT: softmax over in-edges counted with multiplicity, stored self-loops replaced by one per node. */
     static Tensor gatRef(RandomPartitionedGraph g, Tensor x, TensorVector p) {
         Tensor h = x.matmul(p.get(0));
         Tensor h3 = h.view(N, HEADS, CH);
         Tensor as = h3.mul(p.get(1)).sum(new long[] {-1}, false, new org.bytedeco.pytorch.ScalarTypeOptional());
         Tensor ad = h3.mul(p.get(2)).sum(new long[] {-1}, false, new org.bytedeco.pytorch.ScalarTypeOptional());
-        Tensor counts = g.dense(EdgeNorm.SUM).add(torch.eye(N).to(torch.ScalarType.Double));
+        Tensor counts = g.countsWithOneSelfLoop();
         Tensor[] heads = new Tensor[HEADS];
         for (int k = 0; k < HEADS; k++) {
             Tensor e = torch.leaky_relu(ad.select(1, k).unsqueeze(1).add(as.select(1, k).unsqueeze(0)), new Scalar(0.2));

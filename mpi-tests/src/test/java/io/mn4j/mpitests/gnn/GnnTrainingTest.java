@@ -26,8 +26,8 @@ class GnnTrainingTest {
     Stream<DynamicNode> training() throws IOException {
         TrainingData.prepare(2, 4);
         List<DynamicNode> nodes = new ArrayList<>();
-        nodes.addAll(MpiSuiteTests.forRanks(GnnTrainingSuite.class, 900, 1).toList());
-        nodes.addAll(MpiSuiteTests.forRanks(GnnGatTrainingSuite.class, 1200, 2, 4).toList());
+        nodes.addAll(MpiSuiteTests.forRanks(GnnTrainingSuite.class, 900, GnnTrainingSuite.MALLOC_ENV, 1).toList());
+        nodes.addAll(MpiSuiteTests.forRanks(GnnGatTrainingSuite.class, 1200, GnnTrainingSuite.MALLOC_ENV, 2, 4).toList());
         nodes.add(DynamicTest.dynamicTest("GCN losses without dropout equal with 1, 2 and 4 ranks", GnnTrainingTest::sameLossesAcrossRankCounts));
         Path summary = TrainingData.result("summary.txt");
         if (Files.exists(summary)) {

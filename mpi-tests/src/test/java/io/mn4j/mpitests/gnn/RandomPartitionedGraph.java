@@ -13,6 +13,11 @@ import org.bytedeco.pytorch.global.torch;
  * A random directed graph that every rank builds identically from a seed, cut into contiguous
  * ranges (one per rank, of uneven sizes, possibly empty), with the one-process dense reference
  * of each normalised adjacency.
+ *
+ * <p>Like graphs read from files, it stores self-loops: every fifth node that is not isolated
+ * has one, node 0 two (besides any the random edges make). The references treat them as PyG
+ * does: sums and means (SAGE) count every stored edge; GCN ({@code add_remaining_self_loops})
+ * and GAT (remove, then add self-loops) give every node exactly one self-loop.
  */
 final class RandomPartitionedGraph {
     final int n;
@@ -31,6 +36,12 @@ final class RandomPartitionedGraph {
             }
             e.add(new long[] {u, v});
         }
+        for (int v = 0; v < n; v += 5) {
+            if (!(isolateSome && v % 7 == 3)) {
+                e.add(new long[] {v, v});
+            }
+        }
+        e.add(new long[] {0, 0});
         src = e.stream().mapToLong(a -> a[0]).toArray();
         dst = e.stream().mapToLong(a -> a[1]).toArray();
         offsets = new long[parts + 1];
@@ -67,8 +78,11 @@ final class RandomPartitionedGraph {
         double[] a = new double[n * n];
         double[] indeg = new double[n];
         for (int k = 0; k < src.length; k++) {
-            a[(int) (dst[k] * n + src[k])] += 1;
-            indeg[(int) dst[k]] += 1;
+            // GCN's normalisation replaces stored self-loops by one of its own.
+            if (norm != EdgeNorm.GCN || src[k] != dst[k]) {
+                a[(int) (dst[k] * n + src[k])] += 1;
+                indeg[(int) dst[k]] += 1;
+            }
         }
         for (int v = 0; v < n; v++) {
             for (int u = 0; u < n; u++) {
@@ -86,6 +100,24 @@ final class RandomPartitionedGraph {
                 a[v * n + u] = w;
             }
         }
+        return matrix(a);
+    }
+
+    /** Edge counts v←u with stored self-loops replaced by one per node (GAT's neighbourhoods). */
+    Tensor countsWithOneSelfLoop() {
+        double[] a = new double[n * n];
+        for (int k = 0; k < src.length; k++) {
+            if (src[k] != dst[k]) {
+                a[(int) (dst[k] * n + src[k])] += 1;
+            }
+        }
+        for (int v = 0; v < n; v++) {
+            a[v * n + v] = 1;
+        }
+        return matrix(a);
+    }
+
+    private Tensor matrix(double[] a) {
         Tensor t = torch.empty(new long[] {n, n}, new org.bytedeco.pytorch.TensorOptions(torch.ScalarType.Double), null);
         new org.bytedeco.javacpp.DoublePointer(t.data_ptr()).put(a);
         return t;

@@ -1,7 +1,7 @@
-package io.mn4j.examples.gnn;
+package io.mn4j.gnn.util;
 
 /**
- * A failure every rank of a job knows about (see {@link Partitions#agree}): all ranks throw it at
+ * A failure every rank of a job knows about (see {@link Agreement#agree}): all ranks throw it at
  * the same point, so a program can report it and end normally, with a non-zero exit code, instead
  * of aborting the job from the first rank that failed.
  */

@@ -1,17 +1,20 @@
-package io.mn4j.gnn.bench;
+package io.mn4j.examples.bench;
 
+import io.mn4j.examples.gnn.JvmSetup;
+import io.mn4j.examples.support.Cli;
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.graph.SyntheticGraphs;
 import io.mn4j.gnn.kernel.CsrAggregation;
 import io.mn4j.gnn.util.Tensors;
 import java.io.IOException;
-import java.io.PrintStream;
+import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.Callable;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.BoolOptional;
 import org.bytedeco.pytorch.T_TensorTensorTensorTensor_T;
@@ -21,6 +24,11 @@ import org.bytedeco.pytorch.TensorOptional;
 import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.global.torch;
 import org.bytedeco.pytorch.global.torch.ScalarType;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * Sum-aggregation throughput, forward and backward (gradient with respect to the node features),
@@ -43,59 +51,53 @@ import org.bytedeco.pytorch.global.torch.ScalarType;
  *
  * <p>Memory: at the default size the run peaks near 11 GB resident, almost all of it
  * {@code index_select+index_add}'s per-edge rows (16M x 64 floats, forward and backward); leave
- * that method out with {@code --methods} on a shared machine.
- *
- * <pre>
- * java ... io.mn4j.gnn.bench.AggregationBenchmark [--nodes 1000000] [--degree 16] [--features 64]
- *     [--threads 2] [--reps 5] [--warmup 1] [--seed 1] [--csv aggregation-benchmark.csv]
- *     [--methods mn4j-csr,sparse_csr-matmul,index_select+index_add,embedding_bag-autograd]
- * </pre>
+ * that method out with {@code --methods} on a shared machine. A single process; no MPI.
  */
-public final class AggregationBenchmark {
+@Command(name = "AggregationBenchmark", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Sum-aggregation throughput (forward and backward) of mn4j's CSR kernel against LibTorch's alternatives, "
+                + "on one synthetic graph; prints a table and writes a CSV.", ""},
+        footer = {"", "Example (the README's figures; index_select+index_add peaks at ~11 GB):",
+            "  java -cp CLASSPATH io.mn4j.examples.bench.AggregationBenchmark --nodes 1000000 --degree 16 --features 64 --threads 2 --reps 3"})
+public final class AggregationBenchmark implements Callable<Integer> {
     /** Method names, in table order. */
     public static final List<String> METHODS = List.of("mn4j-csr", "sparse_csr-matmul", "index_select+index_add", "embedding_bag-autograd");
 
-    /** Benchmark settings (defaults: the issue's 1M-node, degree-16, 64-feature graph on 2 threads). */
-    public static final class Config {
-        public long nodes = 1_000_000;
-        public double degree = 16;
-        public int features = 64;
-        public int threads = 2;
-        public int reps = 5;
-        public int warmup = 1;
-        public long seed = 1;
-        public Path csv = Path.of("aggregation-benchmark.csv");
-        public List<String> methods = METHODS;
+    @Spec
+    CommandSpec spec;
 
-        /** Parses command-line options (see the class comment); throws IllegalArgumentException with the usage on errors. */
-        public static Config parse(String[] args) {
-            Config c = new Config();
-            for (int i = 0; i < args.length; i++) {
-                String a = args[i];
-                if (a.equals("-h") || a.equals("--help")) {
-                    throw new IllegalArgumentException("usage: AggregationBenchmark [--nodes N] [--degree D] [--features F] [--threads T] [--reps R] "
-                            + "[--warmup W] [--seed S] [--csv FILE] [--methods " + String.join(",", METHODS) + "]");
-                }
-                if (i + 1 >= args.length) throw new IllegalArgumentException("missing value after " + a);
-                String v = args[++i];
-                switch (a) {
-                    case "--nodes": c.nodes = Long.parseLong(v); break;
-                    case "--degree": c.degree = Double.parseDouble(v); break;
-                    case "--features": c.features = Integer.parseInt(v); break;
-                    case "--threads": c.threads = Integer.parseInt(v); break;
-                    case "--reps": c.reps = Integer.parseInt(v); break;
-                    case "--warmup": c.warmup = Integer.parseInt(v); break;
-                    case "--seed": c.seed = Long.parseLong(v); break;
-                    case "--csv": c.csv = Path.of(v); break;
-                    case "--methods":
-                        c.methods = Arrays.asList(v.split(","));
-                        for (String m : c.methods) if (!METHODS.contains(m)) throw new IllegalArgumentException("unknown method " + m + "; known: " + METHODS);
-                        break;
-                    default: throw new IllegalArgumentException("unknown option " + a + " (--help lists them)");
-                }
-            }
-            if (c.reps < 1 || c.threads < 1 || c.features < 1 || c.nodes < 1) throw new IllegalArgumentException("sizes, threads and reps must be positive");
-            return c;
+    @Option(names = "--nodes", paramLabel = "N", description = "Nodes of the planted-partition graph (default: ${DEFAULT-VALUE}).")
+    long nodes = 1_000_000;
+
+    @Option(names = "--degree", paramLabel = "D", description = "Average degree (default: ${DEFAULT-VALUE}).")
+    double degree = 16;
+
+    @Option(names = "--features", paramLabel = "F", description = "Feature columns, float32 (default: ${DEFAULT-VALUE}).")
+    int features = 64;
+
+    @Option(names = "--threads", paramLabel = "T", description = "LibTorch threads (default: ${DEFAULT-VALUE}).")
+    int threads = 2;
+
+    @Option(names = "--reps", paramLabel = "R", description = "Timed repetitions per method (default: ${DEFAULT-VALUE}).")
+    int reps = 5;
+
+    @Option(names = "--warmup", paramLabel = "W", description = "Untimed repetitions first (default: ${DEFAULT-VALUE}).")
+    int warmup = 1;
+
+    @Option(names = "--seed", paramLabel = "S", description = "Seed of the graph and the features (default: ${DEFAULT-VALUE}).")
+    long seed = 1;
+
+    @Option(names = "--csv", paramLabel = "FILE", description = "CSV output file (default: ${DEFAULT-VALUE}).")
+    Path csv = Path.of("aggregation-benchmark.csv");
+
+    @Option(names = "--methods", paramLabel = "M", split = ",", description = "Methods to measure, of ${COMPLETION-CANDIDATES} (default: all).",
+            completionCandidates = MethodNames.class)
+    List<String> methods = METHODS;
+
+    /** The method names, for --help. */
+    static final class MethodNames implements Iterable<String> {
+        @Override
+        public java.util.Iterator<String> iterator() {
+            return METHODS.iterator();
         }
     }
 
@@ -110,36 +112,43 @@ public final class AggregationBenchmark {
         public double gbPerSecond() { return (double) edges * features * 4 / medianSeconds / 1e9; }
     }
 
-    private AggregationBenchmark() {}
-
-    public static void main(String[] args) throws IOException {
-        Config c;
-        try {
-            c = Config.parse(args);
-        } catch (IllegalArgumentException e) {
-            System.err.println(e.getMessage());
-            System.exit(2);
-            return;
-        }
-        List<Result> results = run(c, System.out);
-        writeCsv(c.csv, results);
-        System.out.println("wrote " + c.csv.toAbsolutePath());
+    public static void main(String[] args) {
+        JvmSetup.quietLibraryLogs();
+        Cli.main(new AggregationBenchmark(), args);
     }
 
-    /** Runs the benchmark, printing progress and the table to {@code out}. */
-    public static List<Result> run(Config c, PrintStream out) {
-        torch.set_num_threads(c.threads);
+    @Override
+    public Integer call() throws IOException {
+        for (String m : methods) {
+            if (!METHODS.contains(m)) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "unknown method '" + m + "'; known: " + String.join(", ", METHODS));
+            }
+        }
+        if (reps < 1 || threads < 1 || features < 1 || nodes < 1 || warmup < 0) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--nodes, --features, --threads and --reps must be positive, --warmup not negative");
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        List<Result> results = run(out);
+        writeCsv(csv, results);
+        out.println("wrote " + csv.toAbsolutePath());
+        out.flush();
+        return 0;
+    }
+
+    /** Runs the benchmark with the options set, printing progress and the table to {@code out}. */
+    List<Result> run(PrintWriter out) {
+        torch.set_num_threads(threads);
         out.printf(Locale.ROOT, "aggregation benchmark: %d nodes, average degree %.1f, %d features, float32, %d LibTorch threads (OPENBLAS_CORETYPE=%s)%n",
-                c.nodes, c.degree, c.features, torch.get_num_threads(), System.getenv().getOrDefault("OPENBLAS_CORETYPE", "unset"));
+                nodes, degree, features, torch.get_num_threads(), System.getenv().getOrDefault("OPENBLAS_CORETYPE", "unset"));
         List<Result> results = new ArrayList<>();
         long t0 = System.nanoTime();
-        try (Graph g = SyntheticGraphs.plantedPartition(c.nodes, c.degree, 10, 0, c.seed); CsrAggregation agg = CsrAggregation.inEdges(g);
+        try (Graph g = SyntheticGraphs.plantedPartition(nodes, degree, 10, 0, seed); CsrAggregation agg = CsrAggregation.inEdges(g);
                 PointerScope outer = new PointerScope()) {
             long n = g.numNodes(), e = g.numEdges();
             out.printf(Locale.ROOT, "graph: %d nodes, %d edges, generated in %.1f s%n", n, e, (System.nanoTime() - t0) / 1e9);
-            torch.manual_seed(c.seed);
-            Tensor x = torch.randn(new long[] {n, c.features}, new TensorOptions(ScalarType.Float));
-            Tensor gOut = torch.randn(new long[] {n, c.features}, new TensorOptions(ScalarType.Float));
+            torch.manual_seed(seed);
+            Tensor x = torch.randn(new long[] {n, features}, new TensorOptions(ScalarType.Float));
+            Tensor gOut = torch.randn(new long[] {n, features}, new TensorOptions(ScalarType.Float));
             Tensor dst = g.adjacency().rowIndex();
             Tensor csr = torch.sparse_csr_tensor(g.rowptr(), g.col(), torch.ones(new long[] {e}, new TensorOptions(ScalarType.Float)), new long[] {n, n},
                     new TensorOptions(ScalarType.Float));
@@ -148,15 +157,15 @@ public final class AggregationBenchmark {
             Tensor gRef = agg.transposeForward(gOut);
             // Repetitions go round-robin over the methods, so a change in machine load during the
             // run affects all of them alike (the ratios are what this benchmark reports).
-            int k = c.methods.size();
-            double[][] fwd = new double[k][c.reps], bwd = new double[k][c.reps];
+            int k = methods.size();
+            double[][] fwd = new double[k][reps], bwd = new double[k][reps];
             double[] errF = new double[k], errB = new double[k];
-            for (int r = -c.warmup; r < c.reps; r++) {
+            for (int r = -warmup; r < reps; r++) {
                 for (int i = 0; i < k; i++) {
                     try (PointerScope s = new PointerScope()) {
                         Tensor xi = x.detach().requires_grad_(true);
                         long a = System.nanoTime();
-                        Tensor y = forward(c.methods.get(i), agg, csr, dst, xi);
+                        Tensor y = forward(methods.get(i), agg, csr, dst, xi);
                         long b = System.nanoTime();
                         y.backward(gOut, new BoolOptional(), false, new TensorArrayRefOptional());
                         long d = System.nanoTime();
@@ -168,11 +177,11 @@ public final class AggregationBenchmark {
                         errB[i] = Math.max(errB[i], xi.grad().sub(gRef).abs().max().item_double());
                     }
                 }
-                out.printf(Locale.ROOT, "  %s %d done%n", r < 0 ? "warm-up" : "repetition", r < 0 ? r + c.warmup + 1 : r + 1);
+                out.printf(Locale.ROOT, "  %s %d done%n", r < 0 ? "warm-up" : "repetition", r < 0 ? r + warmup + 1 : r + 1);
             }
             for (int i = 0; i < k; i++) {
-                results.add(result(c.methods.get(i), "forward", n, e, c, fwd[i], errF[i]));
-                results.add(result(c.methods.get(i), "backward", n, e, c, bwd[i], errB[i]));
+                results.add(result(methods.get(i), "forward", n, e, fwd[i], errF[i]));
+                results.add(result(methods.get(i), "backward", n, e, bwd[i], errB[i]));
             }
         }
         printTable(results, out);
@@ -205,10 +214,10 @@ public final class AggregationBenchmark {
         }
     }
 
-    private static Result result(String m, String dir, long n, long e, Config c, double[] t, double err) {
+    private Result result(String m, String dir, long n, long e, double[] t, double err) {
         double[] s = t.clone();
         Arrays.sort(s);
-        return new Result(m, dir, n, e, c.features, c.threads, median(t), s[0], err);
+        return new Result(m, dir, n, e, features, threads, median(t), s[0], err);
     }
 
     private static double median(double[] t) {
@@ -217,7 +226,7 @@ public final class AggregationBenchmark {
         return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
     }
 
-    private static void printTable(List<Result> results, PrintStream out) {
+    private static void printTable(List<Result> results, PrintWriter out) {
         out.println();
         out.printf(Locale.ROOT, "%-24s %-9s %10s %10s %9s %9s %12s %10s%n", "method", "direction", "median s", "min s", "GFLOP/s", "GB/s", "vs sparse_csr", "max err");
         for (Result r : results) {
