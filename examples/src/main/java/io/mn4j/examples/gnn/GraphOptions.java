@@ -2,17 +2,15 @@ package io.mn4j.examples.gnn;
 
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.graph.SyntheticGraphs;
+import io.mn4j.gnn.io.CoraFile;
 import io.mn4j.gnn.io.EdgeListReader;
 import io.mn4j.gnn.io.NpzGraphReader;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
-import java.util.Set;
-import java.util.stream.Collectors;
 import picocli.CommandLine.Option;
 
 /**
@@ -20,15 +18,8 @@ import picocli.CommandLine.Option;
  * graph (the default, no download), a gnn-benchmark {@code .npz} file, or a plain edge list.
  */
 public final class GraphOptions {
-    /** Environment variable with the path of {@code cora.npz}. */
-    public static final String CORA_ENV = "MN4J_CORA";
-    /**
-     * Where {@code cora.npz} is looked for, relative to the working directory and to each of its
-     * ancestors, nearest first, when {@value #CORA_ENV} is not set: a checkout's own
-     * {@code datasets/}, or the {@code shared/} beside the checkout. The ancestors make it
-     * independent of the module a test runs in (Surefire works in the module's folder).
-     */
-    static final List<String> CORA_PLACES = List.of("datasets/cora.npz", "../shared/datasets/cora.npz");
+    /** Environment variable with the path of {@code cora.npz} ({@link CoraFile}). */
+    public static final String CORA_ENV = CoraFile.ENV;
 
     @Option(names = "--data", paramLabel = "cora|synthetic|FILE",
             description = "Graph: 'synthetic' (planted partition, the default), 'cora' (Planetoid Cora with the public split: "
@@ -78,30 +69,9 @@ public final class GraphOptions {
         return Path.of(data).getFileName().toString();
     }
 
-    /** Where {@code cora.npz} is: {@value #CORA_ENV} if set, else the first of {@link #CORA_PLACES} that exists. */
+    /** Where {@code cora.npz} is: {@value #CORA_ENV} if set, else found near the working directory ({@link CoraFile}). */
     public static Path coraPath() throws NoSuchFileException {
-        return findCora(System.getenv(CORA_ENV), Path.of("").toAbsolutePath());
-    }
-
-    /** {@link #coraPath()} for a given value of {@value #CORA_ENV} (null: not set) and working directory. */
-    static Path findCora(String env, Path workingDir) throws NoSuchFileException {
-        if (env != null && !env.isBlank()) {
-            return Path.of(env);
-        }
-        Set<Path> tried = new LinkedHashSet<>(); // "/a/../shared" and "/../shared" are one place
-        for (Path dir = workingDir; dir != null; dir = dir.getParent()) {
-            for (String place : CORA_PLACES) {
-                Path p = dir.resolve(place).normalize();
-                if (Files.isRegularFile(p)) {
-                    return p;
-                }
-                tried.add(p);
-            }
-        }
-        throw new NoSuchFileException("cora.npz", null, "not found; " + CORA_ENV + " is not set and none of these exists: "
-                + tried.stream().map(Path::toString).collect(Collectors.joining(", "))
-                + ". Set " + CORA_ENV + " to the file: Planetoid Cora with its public split in the gnn-benchmark .npz layout "
-                + "(adj_*, attr_*, labels, train_idx, val_idx, test_idx)");
+        return CoraFile.find();
     }
 
     /** Checks option values that need no data. */

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.util.Tensors;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -18,11 +19,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class NpzGraphReaderTest {
-    static final Path CORA = Path.of(System.getProperty("mn4j.cora", "/work/shared/datasets/cora.npz"));
+    private static Path cora() throws NoSuchFileException {
+        return CoraFile.find();
+    }
 
     @Test
     void readsCora() throws Exception {
-        try (Graph g = NpzGraphReader.read(CORA); PointerScope s = new PointerScope()) {
+        try (Graph g = NpzGraphReader.read(cora()); PointerScope s = new PointerScope()) {
             assertEquals(2708, g.numNodes());
             assertEquals(10556, g.numEdges());
             assertEquals(1433, g.numFeatures());

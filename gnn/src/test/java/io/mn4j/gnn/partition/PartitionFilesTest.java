@@ -10,6 +10,7 @@ import io.mn4j.gnn.graph.Csr;
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.graph.SyntheticGraphs;
 import io.mn4j.gnn.io.Npy;
+import io.mn4j.gnn.io.CoraFile;
 import io.mn4j.gnn.io.NpzGraphReader;
 import io.mn4j.gnn.util.Tensors;
 import java.io.IOException;
@@ -93,7 +94,7 @@ class PartitionFilesTest {
     @Test
     void coraRoundTripIsExact() throws Exception {
         Path dir = tmp.resolve("cora-3");
-        try (Graph g = NpzGraphReader.read(Path.of(System.getProperty("mn4j.cora", "/work/shared/datasets/cora.npz")))) {
+        try (Graph g = NpzGraphReader.read(CoraFile.find())) {
             Partitioner p = metisOrLdg();
             int[] a = p.partition(g, 3, 4);
             PartitionMetadata m = PartitionWriter.write(dir, g, a, 3, p.name(), 4);

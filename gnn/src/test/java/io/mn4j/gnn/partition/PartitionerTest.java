@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.graph.SyntheticGraphs;
+import io.mn4j.gnn.io.CoraFile;
 import io.mn4j.gnn.io.NpzGraphReader;
 import java.nio.file.Path;
 import java.util.List;
@@ -23,7 +24,7 @@ class PartitionerTest {
 
     @BeforeAll
     static void load() throws Exception {
-        cora = NpzGraphReader.read(Path.of(System.getProperty("mn4j.cora", "/work/shared/datasets/cora.npz")));
+        cora = NpzGraphReader.read(CoraFile.find());
         synthetic = SyntheticGraphs.plantedPartition(5000, 10, 4, 4, 9);
     }
 

@@ -1,4 +1,4 @@
-package io.mn4j.examples.gnn;
+package io.mn4j.gnn.io;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -12,8 +12,8 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Where {@code --data cora} finds its file: {@link GraphOptions#findCora} on temporary directory trees. */
-class GraphOptionsTest {
+/** Where Cora is found: {@link CoraFile#find} on temporary directory trees. */
+class CoraFileTest {
     @TempDir
     Path base;
 
@@ -32,15 +32,15 @@ class GraphOptionsTest {
     void theEnvironmentVariableWinsEvenOverAFileNearby() throws IOException {
         Path module = module();
         cora("work/checkout/module/datasets/cora.npz");
-        assertEquals(Path.of("/elsewhere/cora.npz"), GraphOptions.findCora("/elsewhere/cora.npz", module));
+        assertEquals(Path.of("/elsewhere/cora.npz"), CoraFile.find("/elsewhere/cora.npz", module));
     }
 
     @Test
     void theSharedFolderBesideTheCheckoutIsFoundFromAModule() throws IOException {
         Path module = module();
         Path shared = cora("work/shared/datasets/cora.npz");
-        assertEquals(shared, GraphOptions.findCora(null, module));
-        assertEquals(shared, GraphOptions.findCora("  ", module));
+        assertEquals(shared, CoraFile.find(null, module));
+        assertEquals(shared, CoraFile.find("  ", module));
     }
 
     @Test
@@ -48,16 +48,16 @@ class GraphOptionsTest {
         Path module = module();
         cora("work/shared/datasets/cora.npz");
         Path own = cora("work/checkout/datasets/cora.npz");
-        assertEquals(own, GraphOptions.findCora(null, module));
+        assertEquals(own, CoraFile.find(null, module));
         Path moduleOwn = cora("work/checkout/module/datasets/cora.npz");
-        assertEquals(moduleOwn, GraphOptions.findCora(null, module));
+        assertEquals(moduleOwn, CoraFile.find(null, module));
     }
 
     @Test
     void notFoundSaysWhereItLookedAndWhatToSet() throws IOException {
         Path module = module();
         assumeTrue(foundFrom(base) == null, "a cora.npz outside the temporary directory is in the way");
-        NoSuchFileException e = assertThrows(NoSuchFileException.class, () -> GraphOptions.findCora(null, module));
+        NoSuchFileException e = assertThrows(NoSuchFileException.class, () -> CoraFile.find(null, module));
         String message = e.getMessage();
         for (String part : new String[] {module.resolve("datasets/cora.npz").toString(),
                 base.resolve("work/shared/datasets/cora.npz").toString(), "MN4J_CORA", "Planetoid Cora",
@@ -68,7 +68,7 @@ class GraphOptionsTest {
 
     private static Path foundFrom(Path dir) {
         try {
-            return GraphOptions.findCora(null, dir);
+            return CoraFile.find(null, dir);
         } catch (NoSuchFileException e) {
             return null;
         }
