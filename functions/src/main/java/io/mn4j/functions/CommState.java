@@ -8,11 +8,9 @@ import java.util.ArrayDeque;
 import java.util.Collections;
 import java.util.Deque;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.Map;
 import java.util.WeakHashMap;
 import org.bytedeco.javacpp.PointerScope;
-import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.global.torch;
 
@@ -31,16 +29,8 @@ final class CommState {
     private final Map<Long, Integer> sends = new HashMap<>();
     private final Map<Long, Integer> recvs = new HashMap<>();
     private long collectives;
-    /** A send in flight and the tensor wrapper it reads from, released when it completes. */
-    private record InFlight(SendHandle handle, Tensor data) {
-        void release() {
-            if (data != null) {
-                data.releaseReference();
-            }
-        }
-    }
-
-    private final Deque<InFlight> pending = new ArrayDeque<>();
+    /** Sends in flight; each handle holds its tensor until it completes. */
+    private final Deque<SendHandle> pending = new ArrayDeque<>();
 
     private CommState(Communicator comm) {
         this.rank = comm.rank();
@@ -75,38 +65,27 @@ final class CommState {
         return ++collectives;
     }
 
-    /**
-     * Keeps a nonblocking send until it completes; then releases {@code data} (a wrapper made by
-     * {@link Tensors#owned}, or null) at once, so that its memory does not wait for the garbage
-     * collector.
-     */
-    synchronized void track(SendHandle h, Tensor data) {
-        pending.add(new InFlight(h, data));
+    /** Keeps a nonblocking send until it completes. */
+    synchronized void track(SendHandle h) {
+        pending.add(h);
     }
 
     /** Forgets the sends that have completed (testing them also moves MPI along). */
     synchronized void reap() {
-        for (Iterator<InFlight> it = pending.iterator(); it.hasNext();) {
-            InFlight f = it.next();
-            if (f.handle.test()) {
-                f.release();
-                it.remove();
-            }
-        }
+        pending.removeIf(SendHandle::test);
     }
 
     /** Waits for every send still in flight. */
     void flush() {
         while (true) {
-            InFlight f;
+            SendHandle h;
             synchronized (this) {
-                f = pending.poll();
+                h = pending.poll();
             }
-            if (f == null) {
+            if (h == null) {
                 return;
             }
-            f.handle.waitFor();
-            f.release();
+            h.waitFor();
         }
     }
 

@@ -92,7 +92,7 @@ public final class Functions {
         int gradTag = state.tags().gradient(tag, state.nextSend(dst, tag));
         boolean carriesGradient = Tensors.differentiable(x);
         long[] shape = Shapes.of(x);
-        SendHandle forward = isendOwned(state, comm, x, dst, tag);
+        SendHandle forward = isendTracked(state, comm, x, dst, tag);
         String name = "send(rank " + comm.rank() + " -> " + dst + ", tag " + tag + ")";
         Backward backward = grads -> {
             forward.waitFor();
@@ -138,7 +138,7 @@ public final class Functions {
         String name = "recv(rank " + comm.rank() + " <- " + src + ", tag " + tag + ")";
         Backward backward = grads -> {
             Tensor g = grads.get(0);
-            isendOwned(state, comm, g != null ? g : Tensors.zeroGradientMarker(dtype), src, gradTag);
+            isendTracked(state, comm, g != null ? g : Tensors.zeroGradientMarker(dtype), src, gradTag);
             return delegate.gradients();
         };
         return CustomFunction.apply(name, inputsOf(delegateOrNull), Collections.singletonList(z), backward,
@@ -171,14 +171,14 @@ public final class Functions {
         int gradTag = state.tags().gradient(tag, state.nextSend(dst, tag));
         int n = xs.size();
         List<SendHandle> handles = new ArrayList<>();
-        handles.add(isendOwned(state, comm, Tensors.longs(LIST_MAGIC, n), dst, tag));
+        handles.add(isendTracked(state, comm, Tensors.longs(LIST_MAGIC, n), dst, tag));
         boolean[] carries = new boolean[n];
         long[][] shapes = new long[n][];
         for (int i = 0; i < n; i++) {
             Tensor x = xs.get(i);
             carries[i] = Tensors.differentiable(x);
             shapes[i] = Shapes.of(x);
-            handles.add(isendOwned(state, comm, x, dst, tag));
+            handles.add(isendTracked(state, comm, x, dst, tag));
         }
         String name = "sendAll(rank " + comm.rank() + " -> " + dst + ", tag " + tag + ", " + n + " tensors)";
         Backward backward = grads -> {
@@ -252,7 +252,7 @@ public final class Functions {
             for (int i = 0; i < n; i++) {
                 if (dtypes[i] != null) {
                     Tensor g = grads.get(i);
-                    isendOwned(state, comm, g != null ? g : Tensors.zeroGradientMarker(dtypes[i]), src, gradTag);
+                    isendTracked(state, comm, g != null ? g : Tensors.zeroGradientMarker(dtypes[i]), src, gradTag);
                 }
             }
             return delegate.gradients();
@@ -548,11 +548,10 @@ public final class Functions {
         }
     }
 
-    /** Starts sending a wrapper of {@code t} that no scope can free while MPI reads it. */
-    private static SendHandle isendOwned(CommState state, Communicator comm, Tensor t, int dst, int tag) {
-        Tensor owned = Tensors.owned(t);
-        SendHandle h = comm.isend(owned, dst, tag);
-        state.track(h, owned);
+    /** Starts sending {@code t} (the handle holds it while MPI reads it) and tracks the send. */
+    private static SendHandle isendTracked(CommState state, Communicator comm, Tensor t, int dst, int tag) {
+        SendHandle h = comm.isend(t, dst, tag);
+        state.track(h);
         return h;
     }
 

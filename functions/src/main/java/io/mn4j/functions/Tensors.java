@@ -3,7 +3,6 @@ package io.mn4j.functions;
 import io.mn4j.communicator.Shapes;
 import java.util.Arrays;
 import org.bytedeco.javacpp.LongPointer;
-import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.global.torch;
@@ -62,17 +61,6 @@ final class Tensors {
             n *= s;
         }
         return n <= 1 ? torch.zeros(shape, new TensorOptions(dtype)) : null;
-    }
-
-    /** A copy of a tensor wrapper that no PointerScope will release (for sends in flight). */
-    static Tensor owned(Tensor t) {
-        Tensor mine;
-        try (PointerScope scope = new PointerScope()) {
-            // Another handle on the same tensor (no LibTorch op) when MPI can read it as it is.
-            mine = t.is_contiguous() ? new Tensor(t) : t.detach().contiguous();
-            mine.retainReference();
-        }
-        return mine;
     }
 
     static String shape(Tensor t) {
