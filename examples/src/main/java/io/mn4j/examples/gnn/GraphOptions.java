@@ -24,7 +24,7 @@ public final class GraphOptions {
     @Option(names = "--data", paramLabel = "cora|synthetic|FILE",
             description = "Graph: 'synthetic' (planted partition, the default), 'cora' (Planetoid Cora with the public split: "
                     + "$" + CORA_ENV + ", else datasets/cora.npz or ../shared/datasets/cora.npz from the working directory "
-                    + "or one of its parents), a gnn-benchmark FILE.npz, or an edge list (one 'src dst' per line; structure only).")
+                    + "or one of its parents, else /work/shared/datasets/cora.npz), a gnn-benchmark FILE.npz, or an edge list (one 'src dst' per line; structure only).")
     public String data = "synthetic";
 
     @Option(names = "--nodes", paramLabel = "N", description = "Synthetic graph: nodes (default: ${DEFAULT-VALUE}).")

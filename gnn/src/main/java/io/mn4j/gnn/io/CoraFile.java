@@ -24,16 +24,22 @@ public final class CoraFile {
      */
     public static final List<String> PLACES = List.of("datasets/cora.npz", "../shared/datasets/cora.npz");
 
+    /**
+     * Where this project's machines keep the shared data, tried last: a checkout outside their
+     * {@code /work} (a temporary clone, say) has no {@code shared/} among its ancestors.
+     */
+    static final List<Path> LAST_RESORT = List.of(Path.of("/work/shared/datasets/cora.npz"));
+
     private CoraFile() {
     }
 
-    /** {@value #ENV} if set, else the first of {@link #PLACES} that exists. */
+    /** {@value #ENV} if set, else the first of {@link #PLACES} that exists, else {@link #LAST_RESORT}. */
     public static Path find() throws NoSuchFileException {
-        return find(System.getenv(ENV), Path.of("").toAbsolutePath());
+        return find(System.getenv(ENV), Path.of("").toAbsolutePath(), LAST_RESORT);
     }
 
-    /** {@link #find()} for a given value of {@value #ENV} (null: not set) and working directory. */
-    static Path find(String env, Path workingDir) throws NoSuchFileException {
+    /** {@link #find()} for a given value of {@value #ENV} (null: not set), working directory and last resorts. */
+    static Path find(String env, Path workingDir, List<Path> lastResorts) throws NoSuchFileException {
         if (env != null && !env.isBlank()) {
             return Path.of(env);
         }
@@ -46,6 +52,12 @@ public final class CoraFile {
                 }
                 tried.add(p);
             }
+        }
+        for (Path p : lastResorts) {
+            if (Files.isRegularFile(p)) {
+                return p;
+            }
+            tried.add(p);
         }
         throw new NoSuchFileException("cora.npz", null, "not found; " + ENV + " is not set and none of these exists: "
                 + tried.stream().map(Path::toString).collect(Collectors.joining(", "))
