@@ -32,7 +32,7 @@ import picocli.CommandLine.Spec;
             "  java -cp CLASSPATH io.mn4j.examples.Partition --data cora --parts 4 --out parts/cora-4",
             "  java -cp CLASSPATH io.mn4j.examples.Partition --data synthetic --nodes 1000000 --parts 8 --method ldg --out parts/syn-8",
             "  java -cp CLASSPATH io.mn4j.examples.Partition --data edges.txt --parts 2 --method random --out parts/edges-2",
-            "", "Then: mpirun -np K java -cp CLASSPATH io.mn4j.examples.TrainGnn --partitions DIR"})
+            "", "Then: scripts/mn4j-run -np K io.mn4j.examples.TrainGnn --partitions DIR"})
 public final class Partition implements Callable<Integer> {
     @Spec
     CommandSpec spec;

@@ -38,7 +38,7 @@ import picocli.CommandLine.Mixin;
  */
 @Command(name = "TrainDataParallel", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Data-parallel MLP on Fashion-MNIST: scatterDataset + MultiNodeOptimizer.", ""},
-        footer = {"", "Example:", "  mpirun -np 2 java -cp CLASSPATH io.mn4j.examples.TrainDataParallel --epochs 5"})
+        footer = {"", "Example:", "  scripts/mn4j-run -np 2 io.mn4j.examples.TrainDataParallel --epochs 5"})
 public final class TrainDataParallel implements Callable<Integer> {
     @Mixin
     CommonOptions opts = new CommonOptions();

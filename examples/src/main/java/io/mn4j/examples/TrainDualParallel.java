@@ -42,7 +42,7 @@ import picocli.CommandLine.Mixin;
  */
 @Command(name = "TrainDualParallel", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Model parallel within pairs of ranks, data parallel across pairs (uses Communicator.split).", ""},
-        footer = {"", "Example:", "  mpirun -np 4 java -cp CLASSPATH io.mn4j.examples.TrainDualParallel --epochs 5"})
+        footer = {"", "Example:", "  scripts/mn4j-run -np 4 io.mn4j.examples.TrainDualParallel --epochs 5"})
 public final class TrainDualParallel implements Callable<Integer> {
     static final int TO_FOLLOWER = 300;
     static final int TO_LEADER = 301;

@@ -40,7 +40,7 @@ import picocli.CommandLine.Mixin;
  */
 @Command(name = "TrainEnsemble", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Averaging ensemble of MLPs, one per rank, combined with a differentiable allgather.", ""},
-        footer = {"", "Example:", "  mpirun -np 2 java -cp CLASSPATH io.mn4j.examples.TrainEnsemble --epochs 5"})
+        footer = {"", "Example:", "  scripts/mn4j-run -np 2 io.mn4j.examples.TrainEnsemble --epochs 5"})
 public final class TrainEnsemble implements Callable<Integer> {
     @Mixin
     CommonOptions opts = new CommonOptions();
