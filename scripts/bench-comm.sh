@@ -97,7 +97,9 @@ if [ "$join_only" = 0 ]; then
 
   # Ranks get a core each while they fit. Open MPI 4.1 counts a slot per physical core, not per
   # hardware thread (nproc), so with hyper-threads -np 4 --bind-to core on 2 cores would fail.
+  # The smaller of the physical cores and the CPUs this process may use (a container's limit).
   cores=$(lscpu -p=CORE,SOCKET | grep -v '^#' | sort -u | wc -l)
+  if [ "$(nproc)" -lt "$cores" ]; then cores=$(nproc); fi
 
   : > "$work/lines.csv"
   { echo "# $(date -Is) $(uname -n) nproc=$(nproc) cores=$cores OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset} stat=$stat repeats=$repeats ${quick[*]}"; } > "$load"

@@ -44,10 +44,11 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
-# The major version of java or javac ($1): "17.0.15" -> 17, Java 8's "1.8.0_402" -> 8.
+# The major version of java or javac ($1): "17.0.15" -> 17, Java 8's "1.8.0_402" -> 8. Only the
+# version line counts: JDK_JAVA_OPTIONS and VM warnings add lines with numbers of their own.
 java_major() {
   local v
-  v=$("$1" -version 2>&1 | grep -v '^Picked up' | grep -oE '[0-9]+(\.[0-9]+)*' | head -1)
+  v=$("$1" -version 2>&1 | grep -oE '(version "|^javac )[0-9]+(\.[0-9]+)*' | grep -oE '[0-9]+(\.[0-9]+)*' | head -1)
   v=${v#1.}
   echo "${v%%.*}"
 }

@@ -91,13 +91,10 @@ public final class MpiLauncher {
             Consumer<Process> whileRunning) throws IOException, InterruptedException {
         warmUpNativeCache();
         Files.createDirectories(dir);
-        // The ranks run on the test JVM's java (not whichever is first on PATH), so they see the
-        // same Java as the test that checks them.
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> cmd = new ArrayList<>(List.of("mpirun", "-np", String.valueOf(ranks),
                 "--oversubscribe", "--bind-to", "none", "--mca", "mpi_yield_when_idle", "1",
                 "--mca", "btl", "self,vader",
-                java, "-cp", System.getProperty("java.class.path"),
+                "java", "-cp", System.getProperty("java.class.path"),
                 "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss4m",
                 // A crashing JVM's report goes with the job's files, not into the module folder.
                 "-XX:ErrorFile=" + dir.resolve("hs_err_pid%p.log"),
@@ -106,6 +103,11 @@ public final class MpiLauncher {
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().put("OMPI_ALLOW_RUN_AS_ROOT", "1");
         pb.environment().put("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        // The ranks run on the test JVM's java (not whichever is first on PATH), so they see the
+        // same Java as the test that checks them. By PATH, not by an absolute path: mpirun
+        // recognises a Java job (and adds the library path of mpi_java) by the command "java".
+        String javaBin = Path.of(System.getProperty("java.home"), "bin").toString();
+        pb.environment().merge("PATH", javaBin, (path, bin) -> bin + File.pathSeparator + path);
         pb.environment().putAll(env);
         File log = dir.resolve("mpirun.log").toFile();
         pb.redirectErrorStream(true).redirectOutput(log);

@@ -11,6 +11,8 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Option;
 
 /**
@@ -18,6 +20,7 @@ import picocli.CommandLine.Option;
  * graph (the default, no download), a gnn-benchmark {@code .npz} file, or a plain edge list.
  */
 public final class GraphOptions {
+    private static final Logger LOG = LoggerFactory.getLogger(GraphOptions.class);
     /** Environment variable with the path of {@code cora.npz} ({@link CoraFile}). */
     public static final String CORA_ENV = CoraFile.ENV;
 
@@ -86,9 +89,11 @@ public final class GraphOptions {
 
     /**
      * Loads or generates the graph. Graphs read from files are made undirected when they are not
-     * (an edge list usually lists each edge once), lose their self loops (the GCN and GAT layers add
-     * their own, so a stored loop would count twice), and get a random split when they have labels
-     * but none.
+     * (an edge list usually lists each edge once), lose their self loops (GCN and GAT give every
+     * node one of their own; dropping the stored ones keeps SAGE's mean over the same neighbours
+     * as theirs) and their edge weights (the shard manager aggregates unweighted graphs and would
+     * refuse them after partitioning; a warning says so), and get a random split when they have
+     * labels but none.
      */
     public Graph load() throws IOException {
         validate();
@@ -106,6 +111,10 @@ public final class GraphOptions {
         }
         if (hasSelfLoops(g)) {
             g = replace(g, g.withoutSelfLoops());
+        }
+        if (g.edgeWeight() != null) {
+            LOG.warn("{} has edge weights; they are ignored: mn4j's GNN layers aggregate unweighted graphs", file);
+            g = replace(g, g.withEdgeWeight(null));
         }
         if (g.hasLabels() && !g.hasMasks()) {
             g = replace(g, g.withRandomSplit(split[0], split[1], graphSeed));

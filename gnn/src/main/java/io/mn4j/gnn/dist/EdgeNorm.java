@@ -8,7 +8,8 @@ public enum EdgeNorm {
     MEAN,
     /**
      * Kipf and Welling's symmetric normalisation with self-loops:
-     * {@code out[v] = x[v]/d̂_v + Σ x[u]/sqrt(d̂_u·d̂_v)}, {@code d̂ = indeg + 1}.
+     * {@code out[v] = x[v]/d̂_v + Σ x[u]/sqrt(d̂_u·d̂_v)}, {@code d̂ = indeg + 1}, the sum and the
+     * in-degree over in-edges other than stored self-loops (every node gets exactly one loop).
      */
     GCN
 }

@@ -81,7 +81,10 @@ public final class GraphShardManager implements AutoCloseable {
      *
      * @param offsets     partition p owns global nodes [offsets[p], offsets[p+1]); length size+1
      * @param localInEdges rows: this rank's nodes (local index); columns: global source ids;
-     *                     unweighted (see {@link #requireUnweighted})
+     *                     unweighted (see {@link #requireUnweighted}) on every rank: a weighted
+     *                     one is refused on the rank that passes it, before any communication, so
+     *                     the others would wait; {@link #build(Communicator, PartitionData)}
+     *                     checks the shared metadata, which every rank sees alike
      */
     public static GraphShardManager build(Communicator world, long[] offsets, Csr localInEdges) {
         if (localInEdges.hasWeight()) {

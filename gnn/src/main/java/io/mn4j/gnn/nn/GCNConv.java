@@ -10,7 +10,8 @@ import org.bytedeco.pytorch.global.torch;
 
 /**
  * Kipf and Welling's graph convolution, {@code out = D̂^-1/2 (A+I) D̂^-1/2 · x·W + b}, with
- * {@code D̂ = indeg + 1} (PyG's {@code GCNConv} with self-loops and normalisation). The linear map
+ * {@code D̂ = indeg + 1}, the in-degree not counting stored self-loops: every node has exactly one
+ * (PyG's {@code GCNConv} with its remaining self-loops and normalisation). The linear map
  * comes first, so rows travel with the output width.
  */
 public final class GCNConv extends Module {

@@ -57,6 +57,7 @@ class CoraFileTest {
     @Test
     void theLastResortComesAfterEverythingNearby() throws IOException {
         Path module = module();
+        assumeTrue(foundFrom(base) == null, "a cora.npz outside the temporary directory is in the way");
         Path far = cora("far/cora.npz");
         assertEquals(far, CoraFile.find(null, module, List.of(base.resolve("missing.npz"), far)));
         Path shared = cora("work/shared/datasets/cora.npz");

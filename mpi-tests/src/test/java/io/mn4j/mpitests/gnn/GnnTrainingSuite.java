@@ -59,7 +59,8 @@ public class GnnTrainingSuite implements ScenarioSuite {
      * hidden until that pool is used up, then resident memory jumps, and the slope without a
      * leak reached 86 KiB per epoch.
      */
-    static final Map<String, String> MALLOC_ENV = Map.of("MALLOC_MMAP_THRESHOLD_", "65536");
+    static final Map<String, String> MALLOC_ENV = Map.of("MALLOC_MMAP_THRESHOLD_", "65536",
+            "GLIBC_TUNABLES", ""); // tunables of the caller's shell (mn4j-run's, say) would override it
 
     @Override
     public Map<String, Scenario> scenarios() {
