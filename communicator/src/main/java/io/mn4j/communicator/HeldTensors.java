@@ -38,8 +38,10 @@ final class HeldTensors {
     }
 
     /**
-     * Attaches a held tensor to the innermost open scope that takes tensors, which then frees it
-     * on close; without one, the garbage collector frees it, as any tensor made outside scopes.
+     * The held tensor as if made now: attached to the innermost open scope that takes tensors,
+     * which frees it on close; without one, a new handle on its storage that is counted as any
+     * tensor made outside scopes (the held one is released), so that a scope it is attached to
+     * later frees it too.
      */
     static Tensor handOver(Tensor t) {
         for (Iterator<PointerScope> it = PointerScope.getScopeIterator(); it.hasNext(); ) {
@@ -50,7 +52,9 @@ final class HeldTensors {
                 return t;
             }
         }
-        return t;
+        Tensor unheld = new Tensor(t);
+        t.releaseReference();
+        return unheld;
     }
 
     private static boolean takes(PointerScope scope, Tensor t) {

@@ -122,7 +122,7 @@ public final class RecvHandle {
     private Tensor handOver() {
         if (!handedOver) {
             handedOver = true;
-            HeldTensors.handOver(out);
+            out = HeldTensors.handOver(out);
         }
         return out;
     }
@@ -169,6 +169,8 @@ public final class RecvHandle {
     private void finish() {
         if (!payload.isEmpty() && received != bytes) { // else the payload was inline
             failure = Wire.chunkMismatch(context + ": received " + received + " of the " + bytes + " payload bytes");
+            HeldTensors.release(out); // its data is incomplete: nobody gets it
+            out = null;
             throw failure;
         }
         done = true;

@@ -34,11 +34,10 @@ final class TensorHeader {
     }
 
     static TensorHeader of(Tensor t) {
-        torch.Layout layout = t.layout();
-        if (layout.value != torch.Layout.Strided.value) { // JavaCPP enums compare by value
+        if (!isDense(t)) {
             // Sparse and MKL-DNN tensors have no one block of memory to send.
             throw new CommunicationException("only dense (strided) tensors can be communicated; got a "
-                    + layout + " tensor (call to_dense() first)");
+                    + t.layout() + " tensor (call to_dense() first)");
         }
         long[] shape = Shapes.of(t);
         if (shape.length > MAX_DIMS) {
@@ -130,7 +129,17 @@ final class TensorHeader {
         return type.label + Arrays.toString(shape);
     }
 
+    /** Whether {@code t} is strided, with one block of memory (not sparse or MKL-DNN). */
+    static boolean isDense(Tensor t) {
+        return t.layout().value == torch.Layout.Strided.value; // JavaCPP enums compare by value
+    }
+
+    /** Dtype and shape for messages, also of a tensor that cannot be communicated. */
     static String describe(Tensor t) {
-        return of(t).toString();
+        try {
+            return of(t).toString();
+        } catch (CommunicationException notSendable) {
+            return (isDense(t) ? "" : t.layout() + " ") + t.scalar_type() + Arrays.toString(Shapes.of(t));
+        }
     }
 }

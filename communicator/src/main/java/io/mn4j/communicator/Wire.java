@@ -123,7 +123,7 @@ final class Wire {
         ByteBuffer buf = HeaderBuffers.all(1);
         headerComm.recv(buf, HeaderBuffers.MESSAGE_BYTES, MPI.BYTE, src, tag);
         TensorHeader h = readHeader(buf, src, context);
-        boolean fits = into == null || h.matches(into);
+        boolean fits = into == null || TensorHeader.isDense(into) && h.matches(into);
         Tensor out = fits && into != null && TensorBytes.isWireReady(into) ? into : h.allocate();
         if (h.nbytes <= INLINE_BYTES) {
             TensorBytes.copyIn(out, buf, TensorHeader.BYTES, h.nbytes);

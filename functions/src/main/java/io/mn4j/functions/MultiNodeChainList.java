@@ -41,7 +41,10 @@ import org.bytedeco.pytorch.Tensor;
  * ChainerMN requires as well).
  */
 public class MultiNodeChainList extends Module {
-    /** Default first tag of the messages of a list. */
+    /**
+     * Default first tag of the messages of a list. Gradient tags leave callers fewer tag bits
+     * when MPI_TAG_UB is small: below 2^21 - 1 it is out of range; pass a smaller base then.
+     */
     public static final int DEFAULT_TAG_BASE = 0x4000;
 
     /** A component: a function from its inputs to its results. */

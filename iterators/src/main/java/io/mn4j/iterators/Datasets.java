@@ -133,12 +133,15 @@ public final class Datasets {
                 long[] partSizes = new long[size];
                 Batch template = null;
                 for (int r = 0; r < size; r++) {
-                    Batch part = dataset.batch(partIndices(bounds[r], order));
+                    long[] indices = partIndices(bounds[r], order);
+                    // No batch of no item: Batch.collate cannot know its fields, and a data set's
+                    // own batch() need not expect it.
+                    Batch part = indices.length == 0 ? null : dataset.batch(indices);
                     parts.add(part);
-                    partSizes[r] = part.size();
-                    if (part.size() == 0) {
+                    if (part == null || part.size() == 0) {
                         continue;
                     }
+                    partSizes[r] = part.size();
                     if (template == null) {
                         template = part;
                     } else if (part.numFields() != template.numFields()) {
@@ -146,13 +149,11 @@ public final class Datasets {
                                 + " and " + part.numFields() + ")");
                     }
                 }
-                // Batch.collate cannot know the fields of no item: empty parts get zero rows of
-                // the non-empty parts' fields.
-                if (template != null) {
-                    for (int r = 0; r < size; r++) {
-                        if (parts.get(r).size() == 0) {
-                            parts.set(r, emptyLike(template));
-                        }
+                // Empty parts get zero rows of the non-empty parts' fields (of an empty data set,
+                // whatever its batch of no item is).
+                for (int r = 0; r < size; r++) {
+                    if (parts.get(r) == null || parts.get(r).size() == 0) {
+                        parts.set(r, template != null ? emptyLike(template) : dataset.batch(new long[0]));
                     }
                 }
                 header = new ScatterHeader(null, partSizes, parts.get(0).numFields());

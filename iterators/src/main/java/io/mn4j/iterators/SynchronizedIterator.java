@@ -4,14 +4,15 @@ import io.mn4j.communicator.Communicator;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * ChainerMN's {@code create_synchronized_iterator}: every rank iterates over its own data set, in
- * a shuffled order that is the same on every rank because the seed comes from rank 0. Use it when
+ * ChainerMN's {@code create_synchronized_iterator}: every rank iterates over its own data set in
+ * the same order: shuffled from a seed that comes from rank 0, or in index order when the wrapped
+ * iterator does not shuffle. Use it when
  * each rank holds different fields of the same examples (for instance one input modality per
  * rank), so batch {@code k} on every rank is made of the same example indices, without sending
  * any data.
  *
  * <p>Creation is collective and checks that all ranks agree on the data set length, the batch
- * size and {@code repeat}; otherwise every rank throws a {@link DatasetException} naming each
+ * size, {@code repeat} and {@code shuffle}; otherwise every rank throws a {@link DatasetException} naming each
  * rank's value. After that, iteration needs no communication.
  */
 public final class SynchronizedIterator implements BatchIterator {

@@ -345,8 +345,6 @@ public class P2pSuite implements ScenarioSuite {
         sent.waitFor();
         check.tensorsClose("a received tensor from " + prev + " taken after its scope closed",
                 Data.wide(ScalarType.Float, shape, seed(prev, me, 0)), got.waitFor(), 0);
-        check.tensorsClose("memory allocated meanwhile untouched", Data.filled(ScalarType.Float, shape)
-                .fill_(new Scalar(-7.0)), reuse.get(3), 0);
         // A send whose tensor's scope closes before the receiver has even posted its receive.
         c.barrier();
         if (n > 1) {
@@ -428,6 +426,8 @@ public class P2pSuite implements ScenarioSuite {
                             "cannot be communicated", "rank " + peer + "'s receive fails");
                     check.throwsWith(prefix + "isend of null to " + peer, () -> c.isend(null, peer, tag), "isend", "null");
                     c.send(Data.wide(ScalarType.Int, new long[] {3}, seed(me, peer, 99)), peer, tag);
+                    c.send(Data.wide(ScalarType.Float, new long[] {3}, seed(me, peer, 98)), peer, tag);
+                    c.send(Data.wide(ScalarType.Float, new long[] {3}, seed(me, peer, 97)), peer, tag);
                 } else {
                     String passed = "rank " + peer + " passed a tensor that cannot be sent";
                     check.throwsWith(prefix + "recv of complex64 from " + peer, () -> c.recv(peer, tag), "recv", passed);
@@ -437,6 +437,12 @@ public class P2pSuite implements ScenarioSuite {
                             Data.wide(ScalarType.Int, new long[] {3}, seed(peer, me, 99)), next.waitFor(), 0);
                     check.throwsWith(prefix + "irecv of null from " + peer, unsendable::waitFor, "irecv", passed);
                     check.throwsWith(prefix + "test() of that irecv", unsendable::test, "irecv", passed);
+                    // Into a sparse tensor of the sent dtype and shape: refused, the message consumed.
+                    Tensor sparse = Data.filled(ScalarType.Float, 3).to_sparse();
+                    check.throwsWith(prefix + "recvInto a sparse tensor from " + peer, () -> c.recvInto(sparse, peer, tag),
+                            "recv", "rank " + peer + " sent float32[3]", "Sparse");
+                    check.tensorsClose(prefix + "next message intact after a sparse recvInto",
+                            Data.wide(ScalarType.Float, new long[] {3}, seed(peer, me, 97)), c.recv(peer, tag), 0);
                 }
             }
         });
