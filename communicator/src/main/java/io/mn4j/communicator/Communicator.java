@@ -696,6 +696,22 @@ public final class Communicator implements AutoCloseable {
         return op.apply(encoded);
     }
 
+    /**
+     * For checks that must end alike on every rank: every rank passes its own problem (null if
+     * none) and gets "rank r: problem" for each rank that had one, in rank order, the same list
+     * on every rank (empty if none had). Collective.
+     */
+    public List<String> problemsOnRanks(String problemOrNull) {
+        List<String> all = allgatherObj(problemOrNull);
+        List<String> problems = new ArrayList<>();
+        for (int r = 0; r < all.size(); r++) {
+            if (all.get(r) != null) {
+                problems.add("rank " + r + ": " + all.get(r));
+            }
+        }
+        return problems;
+    }
+
     /** Folds every rank's object in rank order with {@code op}; identical on every rank. */
     public <T extends Serializable> T allreduceObj(T obj, BinaryOperator<T> op) {
         List<T> all = allgatherObj(obj);

@@ -1,7 +1,6 @@
 package io.mn4j.iterators;
 
 import io.mn4j.communicator.Communicator;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -23,16 +22,10 @@ final class Agreement {
 
     /** {@link #noProblems(Communicator, String, String)}; this rank's exception keeps {@code cause}. */
     static void noProblems(Communicator comm, String op, String problem, Throwable cause) {
-        List<String> all = comm.allgatherObj(problem == null ? "" : problem);
-        List<String> bad = new ArrayList<>();
-        for (int r = 0; r < all.size(); r++) {
-            if (!all.get(r).isEmpty()) {
-                bad.add("rank " + r + ": " + all.get(r));
-            }
-        }
+        List<String> bad = comm.problemsOnRanks(problem);
         if (!bad.isEmpty()) {
             throw new DatasetException(op + " failed on " + (bad.size() == 1 ? "one rank" : bad.size() + " ranks")
-                    + " (of " + all.size() + "): " + String.join("; ", bad), cause);
+                    + " (of " + comm.size() + "): " + String.join("; ", bad), cause);
         }
     }
 

@@ -1,7 +1,6 @@
 package io.mn4j.gnn.util;
 
 import io.mn4j.communicator.Communicator;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 
@@ -35,13 +34,7 @@ public final class Agreement {
             error = e;
         }
         String mine = error == null ? null : what + ": " + describe(error);
-        List<String> all = comm.allgatherObj(mine);
-        List<String> failures = new ArrayList<>();
-        for (int r = 0; r < all.size(); r++) {
-            if (all.get(r) != null) {
-                failures.add("rank " + r + ": " + all.get(r));
-            }
-        }
+        List<String> failures = comm.problemsOnRanks(mine);
         if (failures.isEmpty()) {
             return result;
         }

@@ -356,6 +356,12 @@ public class CollectiveSuite implements ScenarioSuite {
             }
         }
         check.equal(prefix + "allgatherObj", Data.perRankList(n, CollectiveSuite::entry), c.allgatherObj(entry(me)));
+        List<String> oddRanks = new ArrayList<>();
+        for (int r = 1; r < n; r += 2) {
+            oddRanks.add("rank " + r + ": odd " + r);
+        }
+        check.equal(prefix + "problemsOnRanks lists the odd ranks' problems in rank order", oddRanks,
+                c.problemsOnRanks(me % 2 == 1 ? "odd " + me : null));
         check.equal(prefix + "allgatherObj of a large string", Data.perRankList(n, r -> "x" + r + "y".repeat(2000)),
                 c.allgatherObj("x" + me + "y".repeat(2000)));
         check.equal(prefix + "allreduceObj sum", n * (n + 1) / 2, (int) c.allreduceObj(me + 1, Integer::sum));
