@@ -660,10 +660,8 @@ public final class Communicator implements AutoCloseable {
 
     /** Broadcasts the root's object (others pass null, or anything: it is ignored). */
     public <T extends Serializable> T bcastObj(T obj, int root) {
-        if (rank != root) {
-            return ObjectCodec.decode(bcast(null, root), "bcastObj from root " + root);
-        }
-        return ObjectCodec.decode(withEncoded(obj, t -> bcast(t, root)), "bcastObj from root " + root);
+        Tensor received = rank == root ? withEncoded(obj, t -> bcast(t, root)) : bcast(null, root);
+        return ObjectCodec.decode(received, "bcastObj from root " + root);
     }
 
     /** The root gets every rank's object in rank order; others get an empty list. */

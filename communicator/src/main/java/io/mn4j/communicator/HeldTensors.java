@@ -27,11 +27,6 @@ final class HeldTensors {
         }
     }
 
-    /** A new handle on {@code x}'s storage that no caller's scope frees. */
-    static Tensor handleOn(Tensor x) {
-        return make(() -> new Tensor(x));
-    }
-
     /** Gives up the held reference: frees the tensor unless a scope or hand-over kept it. */
     static void release(Tensor t) {
         t.releaseReference();

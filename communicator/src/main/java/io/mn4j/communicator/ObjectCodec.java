@@ -32,8 +32,8 @@ final class ObjectCodec {
         return t;
     }
 
-    @SuppressWarnings("unchecked")
     /** The object in {@code t}; {@code from} names the call and sender for errors. */
+    @SuppressWarnings("unchecked")
     static <T> T decode(Tensor t, String from) {
         byte[] data = new byte[(int) t.nbytes()];
         ByteBuffer view = TensorBytes.slice(TensorBytes.wireReady(t), 0, data.length);
