@@ -9,15 +9,12 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.javacpp.PointerScope;
-import org.bytedeco.pytorch.DeviceOptional;
 import org.bytedeco.pytorch.FunctionPostHook;
 import org.bytedeco.pytorch.FunctionPreHook;
 import org.bytedeco.pytorch.GradMode;
 import org.bytedeco.pytorch.Node;
-import org.bytedeco.pytorch.PointerConsumer;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
-import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.TensorVector;
 import org.bytedeco.pytorch.global.torch;
 import org.slf4j.Logger;
@@ -51,11 +48,11 @@ import org.slf4j.LoggerFactory;
  *   <li>Every floating-point output {@code y} gets history with an in-place add of the hub into
  *       an empty slice of {@code y} (LibTorch's CopySlices): no data is touched. A pre-hook on that
  *       node captures {@code y}'s gradient and passes an undefined one on.</li>
- *   <li>The pin is a tensor whose memory has a deleter: the empty index the anchors save (LibTorch
- *       frees it right after the last anchor has run, or with the graph), or, for a function
- *       without differentiable inputs, a 0-dim leaf the hub depends on. When LibTorch frees it the
- *       deleter releases the Java hook objects. JavaCPP hook objects are only weakly referenced
- *       from C++, so this registry is what keeps them alive while they may still run.</li>
+ *   <li>The pin (see {@link Pins}) is a tensor whose memory has a deleter: the empty index the
+ *       anchors save (LibTorch frees it right after the last anchor has run, or with the graph),
+ *       or, for a function without differentiable inputs, a 0-dim leaf the hub depends on. When
+ *       LibTorch frees it the deleter releases the Java hook objects. JavaCPP hook objects are only weakly referenced
+ *       from C++, so the pin registry is what keeps them alive while they may still run.</li>
  * </ul>
  *
  * <p>Scheduling: LibTorch's engine runs the ready node with the highest sequence number first
@@ -90,7 +87,8 @@ public final class CustomFunction {
     private static final AtomicLong EAGER_COUNTER = new AtomicLong();
     private static final AtomicLong IDS = new AtomicLong();
 
-    private static final Map<Long, Context> BY_PIN = new ConcurrentHashMap<>();
+    /** Pins of live functions: freeing one releases the function's Java hooks. */
+    private static final Pins<Context> PINS = new Pins<>(Context::release);
     private static final Map<Long, Context> BY_NODE = new ConcurrentHashMap<>();
 
     /** Vectors returned to LibTorch by hooks; released by the next hook (LibTorch copied them). */
@@ -101,23 +99,6 @@ public final class CustomFunction {
      * permanent vector serves every call (a new one cost two native objects per hook).
      */
     private static final TensorVector UNDEFINED = permanent(new TensorVector(permanent(new Tensor())));
-
-    /** Options and device of the pins, made once (each is a native object). */
-    private static final TensorOptions PIN_INDEX_OPTIONS = permanent(new TensorOptions(torch.ScalarType.Long));
-    private static final TensorOptions PIN_LEAF_OPTIONS = permanent(new TensorOptions(torch.ScalarType.Float));
-    private static final DeviceOptional PIN_DEVICE = permanent(new DeviceOptional());
-
-    /** Frees a pin's memory when LibTorch releases it, and with it the function's Java hooks. */
-    private static final PointerConsumer PIN_DELETER = permanent(new PointerConsumer() {
-        @Override
-        public void call(Pointer p) {
-            Context c = BY_PIN.remove(p.address());
-            if (c != null) {
-                c.release();
-            }
-            Pointer.free(p);
-        }
-    });
 
     private CustomFunction() {
     }
@@ -169,7 +150,7 @@ public final class CustomFunction {
         try (PointerScope scope = new PointerScope()) {
             // The pin: an empty index that every anchor saves (released once the last anchor has
             // run, or with the graph), or without anchors a 0-dim leaf the hub depends on.
-            Tensor pin = newPin(ctx, anchored);
+            Tensor pin = anchored ? PINS.index(ctx) : PINS.leaf(ctx);
             Tensor hub = null;
             for (int i = 0; i < ctx.nIn; i++) {
                 if (!ctx.differentiable[i]) {
@@ -254,34 +235,7 @@ public final class CustomFunction {
 
     /** Functions whose graph is still alive (their Java hooks are held); for tests and leak checks. */
     public static int liveFunctions() {
-        return BY_PIN.size();
-    }
-
-    /**
-     * A tensor whose memory has {@link #PIN_DELETER}: an empty int64 index (for anchors to save)
-     * or a 0-dim float leaf that requires grad.
-     */
-    private static Tensor newPin(Context ctx, boolean index) {
-        Pointer memory = Pointer.calloc(1, 8);
-        if (memory.isNull()) {
-            throw new OutOfMemoryError("CustomFunction " + ctx + ": no memory for the pin");
-        }
-        long key = memory.address();
-        BY_PIN.put(key, ctx);
-        try {
-            if (index) {
-                return torch.from_blob(memory, new long[] {0}, new long[] {1}, PIN_DELETER, PIN_INDEX_OPTIONS,
-                        PIN_DEVICE);
-            }
-            Tensor leaf = torch.from_blob(memory, new long[0], new long[0], PIN_DELETER, PIN_LEAF_OPTIONS,
-                    PIN_DEVICE);
-            leaf.requires_grad_(true);
-            return leaf;
-        } catch (RuntimeException e) {
-            BY_PIN.remove(key);
-            Pointer.free(memory);
-            throw e;
-        }
+        return PINS.live();
     }
 
     /** Whether this handle is the only reference to {@code g} and to its memory. */

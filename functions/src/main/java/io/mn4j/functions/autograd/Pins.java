@@ -1,0 +1,117 @@
+package io.mn4j.functions.autograd;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+import org.bytedeco.javacpp.Pointer;
+import org.bytedeco.pytorch.DeviceOptional;
+import org.bytedeco.pytorch.PointerConsumer;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorOptions;
+import org.bytedeco.pytorch.global.torch;
+
+/**
+ * Pins: tiny tensors that tell their owner when LibTorch frees them, so that Java objects an
+ * autograd graph needs (hook function pointers, which C++ references only weakly) live exactly as
+ * long as the graph holds the pin.
+ *
+ * <p>Contract: {@link #index} and {@link #leaf} make a tensor over 8 bytes of native memory with a
+ * deleter, and remember {@code owner} under that memory's address. When LibTorch frees the memory
+ * (the last tensor or saved variable holding it is gone: a node that saved it has run and dropped
+ * it, or its graph was destroyed, or the returned handle was closed with nothing else holding it),
+ * the entry is removed, {@code onRelease} is called once with the owner, and the memory is freed.
+ * Until then the owner is strongly reachable from this registry and from nothing else that this
+ * class adds. The returned handle belongs to the caller (and to its {@code PointerScope}, if any),
+ * like any tensor LibTorch returns.
+ *
+ * <p>Thread-safety: pins may be made and released on any thread at the same time; {@code
+ * onRelease} runs on the thread that frees the pin (an autograd engine thread, the thread that
+ * closes the graph's last tensor, or JavaCPP's deallocator thread), without a lock of this class.
+ *
+ * <p>A registry is meant to be a constant (a {@code static final} field): its deleter and the
+ * pins' options are native objects kept for the life of the JVM, since a pin may be freed at any
+ * time after the registry's last use. Cost per pin: one 8-byte allocation, one map entry and one
+ * {@code from_blob}; per release, one map removal.
+ *
+ * @param <T> the owner type
+ */
+public final class Pins<T> {
+    /** Options and device of every pin, made once (each is a native object). */
+    private static final TensorOptions INDEX_OPTIONS = permanent(new TensorOptions(torch.ScalarType.Long));
+    private static final TensorOptions LEAF_OPTIONS = permanent(new TensorOptions(torch.ScalarType.Float));
+    private static final DeviceOptional DEVICE = permanent(new DeviceOptional());
+
+    private final Map<Long, T> byAddress = new ConcurrentHashMap<>();
+    private final Consumer<? super T> onRelease;
+    private final PointerConsumer deleter;
+
+    /** A registry that calls {@code onRelease} with the owner of each pin LibTorch frees. */
+    public Pins(Consumer<? super T> onRelease) {
+        this.onRelease = onRelease;
+        this.deleter = permanent(new PointerConsumer() {
+            @Override
+            public void call(Pointer p) {
+                released(p);
+            }
+        });
+    }
+
+    /**
+     * A native object that lives as long as the JVM: this may be first used inside a caller's
+     * PointerScope, whose close must not free it.
+     */
+    private static <P extends Pointer> P permanent(P p) {
+        p.retainReference();
+        return p;
+    }
+
+    /** An empty int64 index ({@code [0]}), for a node to save (e.g. with {@code index_select}). */
+    public Tensor index(T owner) {
+        return pin(owner, true);
+    }
+
+    /** A 0-dim float32 leaf that requires grad, for a graph to depend on. */
+    public Tensor leaf(T owner) {
+        return pin(owner, false);
+    }
+
+    /** Pins not yet freed (owners still held); for tests and leak checks. */
+    public int live() {
+        return byAddress.size();
+    }
+
+    private Tensor pin(T owner, boolean index) {
+        Pointer memory = Pointer.calloc(1, 8);
+        if (memory.isNull()) {
+            throw new OutOfMemoryError("no memory for the pin of " + owner);
+        }
+        long key = memory.address();
+        byAddress.put(key, owner);
+        Tensor pin;
+        try {
+            pin = index
+                    ? torch.from_blob(memory, new long[] {0}, new long[] {1}, deleter, INDEX_OPTIONS, DEVICE)
+                    : torch.from_blob(memory, new long[0], new long[0], deleter, LEAF_OPTIONS, DEVICE);
+        } catch (RuntimeException e) {
+            byAddress.remove(key);
+            Pointer.free(memory);
+            throw e;
+        }
+        // From here the tensor owns the memory: its deleter frees it (and the entry) in any case.
+        if (!index) {
+            pin.requires_grad_(true);
+        }
+        return pin;
+    }
+
+    private void released(Pointer memory) {
+        try {
+            T owner = byAddress.remove(memory.address());
+            if (owner != null) {
+                onRelease.accept(owner);
+            }
+        } finally {
+            Pointer.free(memory);
+        }
+    }
+}
