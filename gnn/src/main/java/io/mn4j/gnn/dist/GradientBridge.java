@@ -1,23 +1,17 @@
 package io.mn4j.gnn.dist;
 
+import io.mn4j.functions.autograd.Pins;
 import io.mn4j.gnn.util.Tensors;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
-import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.javacpp.PointerScope;
-import org.bytedeco.pytorch.DeviceOptional;
-import org.bytedeco.pytorch.PointerConsumer;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorBase;
-import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.TensorTensorHook;
-import org.bytedeco.pytorch.global.torch;
 
 /**
  * Joins values computed outside autograd to the tensor they were computed from, so that backward
@@ -76,21 +70,8 @@ final class GradientBridge {
         }
     }
 
-    /** Bridges by the address of their pin's memory, for the pin's deleter. */
-    private static final Map<Long, GradientBridge> BY_PIN = new ConcurrentHashMap<>();
-    /** Called by LibTorch when it frees a pin: the node that saved it has run or is gone. */
-    private static final PointerConsumer PIN_DELETER = permanent(new PointerConsumer() {
-        @Override
-        public void call(Pointer p) {
-            GradientBridge b = BY_PIN.remove(p.address());
-            if (b != null) {
-                b.pinReleased();
-            }
-            Pointer.free(p);
-        }
-    });
-    private static final TensorOptions PIN_OPTIONS = permanent(new TensorOptions(torch.ScalarType.Long));
-    private static final DeviceOptional PIN_DEVICE = permanent(new DeviceOptional());
+    /** Pins of bridges: LibTorch frees one when the node that saved it has run or is gone. */
+    private static final Pins<GradientBridge> PINS = new Pins<>(GradientBridge::pinReleased);
 
     private final Registry registry;
     private final Tensor[] proxies;
@@ -115,24 +96,8 @@ final class GradientBridge {
         }
         // An empty selection of the first proxy (O(1)): its node saves the pin.
         Tensor first = proxies[0].dim() == 0 ? proxies[0].unsqueeze(0) : proxies[0];
-        this.zero = z.add(first.index_select(0, newPin()).sum());
+        this.zero = z.add(first.index_select(0, PINS.index(this)).sum());
         registry.add(this);
-    }
-
-    /** An empty int64 index whose memory has {@link #PIN_DELETER} (a handle of the caller's scope). */
-    private Tensor newPin() {
-        Pointer memory = Pointer.calloc(1, 8);
-        if (memory.isNull()) {
-            throw new OutOfMemoryError("no memory for a gradient bridge's pin");
-        }
-        BY_PIN.put(memory.address(), this);
-        try {
-            return torch.from_blob(memory, new long[] {0}, new long[] {1}, PIN_DELETER, PIN_OPTIONS, PIN_DEVICE);
-        } catch (RuntimeException e) {
-            BY_PIN.remove(memory.address());
-            Pointer.free(memory);
-            throw e;
-        }
     }
 
     /**
@@ -166,11 +131,6 @@ final class GradientBridge {
             releaseKept();
             registry.remove(this);
         }
-    }
-
-    private static <P extends Pointer> P permanent(P p) {
-        p.retainReference();
-        return p;
     }
 
     /** {@code value} (computed without autograd) as a tensor whose gradient flows to the proxies. */
