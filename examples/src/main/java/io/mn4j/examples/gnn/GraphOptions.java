@@ -109,7 +109,7 @@ public final class GraphOptions {
         if (!g.isSymmetric()) {
             g = replace(g, g.symmetrize());
         }
-        if (hasSelfLoops(g)) {
+        if (g.adjacency().diagonalCount() > 0) {
             g = replace(g, g.withoutSelfLoops());
         }
         if (g.edgeWeight() != null) {
@@ -124,19 +124,6 @@ public final class GraphOptions {
             g = replace(g, g.withRowNormalizedFeatures());
         }
         return g;
-    }
-
-    private static boolean hasSelfLoops(Graph g) {
-        long[] rp = g.adjacency().rowptrArray();
-        int[] col = g.adjacency().colArray();
-        for (int v = 0; v + 1 < rp.length; v++) {
-            for (long e = rp[v]; e < rp[v + 1]; e++) {
-                if (col[(int) e] == v) {
-                    return true;
-                }
-            }
-        }
-        return false;
     }
 
     private static Graph replace(Graph old, Graph next) {

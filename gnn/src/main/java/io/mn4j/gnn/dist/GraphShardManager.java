@@ -157,21 +157,8 @@ public final class GraphShardManager implements AutoCloseable {
     }
 
     /** {@code local} (square, local rows and columns) without its entries v→v; {@code local} itself when it has none. */
-    private Csr withoutSelfLoops(Csr local) {
-        long[] rp = local.rowptrArray();
-        long[] col = Tensors.toLongArray(local.col());
-        long[] ptr = new long[rp.length];
-        long[] kept = new long[col.length];
-        int c = 0;
-        for (int v = 0; v < numLocal; v++) {
-            for (long k = rp[v]; k < rp[v + 1]; k++) {
-                if (col[(int) k] != v) {
-                    kept[c++] = col[(int) k];
-                }
-            }
-            ptr[v + 1] = c;
-        }
-        return c == col.length ? local : Csr.of(numLocal, numLocal, ptr, Arrays.copyOf(kept, c), null);
+    private static Csr withoutSelfLoops(Csr local) {
+        return local.diagonalCount() == 0 ? local : local.withoutDiagonal();
     }
 
     /** Splits the in-edges by the partition owning their source, compacting the source rows. */

@@ -167,6 +167,50 @@ public final class Csr implements AutoCloseable {
         return Tensors.longs(counts);
     }
 
+    /**
+     * Number of diagonal entries: entries {@code (i, i)}, whose column index equals their row index
+     * (in a graph adjacency, self loops; each duplicate counts). Rows and columns are both numbered
+     * from 0 in this matrix, so in a rectangular matrix only rows below {@code numCols} can have one.
+     */
+    public long diagonalCount() {
+        long[] rp = rowptrArray();
+        long[] c = Tensors.toLongArray(col);
+        long n = 0;
+        for (int i = 0; i + 1 < rp.length; i++) {
+            for (int e = (int) rp[i], end = (int) rp[i + 1]; e < end; e++) {
+                if (c[e] == i) n++;
+            }
+        }
+        return n;
+    }
+
+    /**
+     * This matrix without its diagonal entries (see {@link #diagonalCount()}; in a graph adjacency,
+     * without self loops): same size, the other entries in their order with their weights (in the
+     * weights' own dtype). Always a new matrix, also when there is nothing to remove.
+     */
+    public Csr withoutDiagonal() {
+        long[] rp = rowptrArray();
+        long[] c = Tensors.toLongArray(col);
+        long[] ptr = new long[rp.length];
+        long[] kept = new long[c.length];
+        // entry p of the result is entry source[p] of this matrix (only needed to move weights)
+        long[] source = weight == null ? null : new long[c.length];
+        int p = 0;
+        for (int i = 0; i + 1 < rp.length; i++) {
+            for (int e = (int) rp[i], end = (int) rp[i + 1]; e < end; e++) {
+                if (c[e] == i) continue;
+                if (source != null) source[p] = e;
+                kept[p++] = c[e];
+            }
+            ptr[i + 1] = p;
+        }
+        try (PointerScope s = new PointerScope()) {
+            Tensor w = source == null ? null : weight.index_select(0, Tensors.longs(Arrays.copyOf(source, p))).contiguous();
+            return of(numRows, numCols, Tensors.longs(ptr), Tensors.longs(Arrays.copyOf(kept, p)), w);
+        }
+    }
+
     /** The row index of every entry (the COO row array), int64 [nnz]. */
     public Tensor rowIndex() {
         return Tensors.longs(rowIndexArray(rowptrArray()));

@@ -164,24 +164,11 @@ public final class Graph implements AutoCloseable {
         return withStructure(nrp, nc, source);
     }
 
-    /** This graph without self loops. */
+    /** This graph without self loops (the remaining edges keep their order and weights). */
     public Graph withoutSelfLoops() {
-        long[] rp = adj.rowptrArray();
-        int[] c = adj.colArray();
-        int n = Csr.checkedSize(numNodes(), "numNodes");
-        long[] nrp = new long[n + 1];
-        long[] nc = new long[c.length];
-        long[] source = new long[c.length];
-        int p = 0;
-        for (int i = 0; i < n; i++) {
-            for (int e = (int) rp[i]; e < rp[i + 1]; e++) {
-                if (c[e] == i) continue;
-                nc[p] = c[e];
-                source[p++] = e;
-            }
-            nrp[i + 1] = p;
+        try (Csr a = adj.withoutDiagonal()) {
+            return toBuilder().adjacency(a).build();
         }
-        return withStructure(nrp, Arrays.copyOf(nc, p), Arrays.copyOf(source, p));
     }
 
     /**
