@@ -13,6 +13,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
@@ -38,6 +39,21 @@ class PinsTest {
         }
     }
 
+    /** {@code owner}'s pin is gone: released once, and no entry of {@code pins} is left. */
+    private static void assertReleasedOnce(Pins<?> pins, Releases released, Object owner) {
+        assertEquals(1, released.of(owner));
+        assertEquals(0, pins.live());
+    }
+
+    /** What {@code make} returns, made in a scope that then releases every other handle made in it. */
+    private static Tensor outliving(Supplier<Tensor> make) {
+        try (PointerScope s = new PointerScope()) {
+            Tensor t = make.get();
+            t.retainReference();
+            return t;
+        }
+    }
+
     @Test
     void indexPinIsReleasedWhenItsOnlyTensorIsClosed() {
         Releases released = new Releases();
@@ -51,8 +67,7 @@ class PinsTest {
         assertEquals(1, pins.live());
         assertEquals(0, released.of(owner));
         pin.close();
-        assertEquals(1, released.of(owner));
-        assertEquals(0, pins.live());
+        assertReleasedOnce(pins, released, owner);
     }
 
     @Test
@@ -66,8 +81,7 @@ class PinsTest {
         assertTrue(pin.is_leaf());
         assertEquals(0.0, pin.item_double());
         pin.close();
-        assertEquals(1, released.of("leaf"));
-        assertEquals(0, pins.live());
+        assertReleasedOnce(pins, released, "leaf");
     }
 
     @Test
@@ -75,17 +89,12 @@ class PinsTest {
         Releases released = new Releases();
         Pins<String> pins = new Pins<>(released::release);
         Tensor x = torch.arange(new Scalar(4), F64).requires_grad_(true);
-        Tensor y;
-        try (PointerScope s = new PointerScope()) {
-            // The index is saved by index_select's node; our handles go with the scope.
-            y = x.index_select(0, pins.index("graph")).sum();
-            y.retainReference();
-        }
+        // The index is saved by index_select's node; our handle on it goes with the scope.
+        Tensor y = outliving(() -> x.index_select(0, pins.index("graph")).sum());
         assertEquals(1, pins.live());
         assertEquals(0, released.of("graph"));
         y.close();
-        assertEquals(1, released.of("graph"));
-        assertEquals(0, pins.live());
+        assertReleasedOnce(pins, released, "graph");
     }
 
     @Test
@@ -93,15 +102,10 @@ class PinsTest {
         Releases released = new Releases();
         Pins<String> pins = new Pins<>(released::release);
         Tensor x = torch.arange(new Scalar(4), F64).requires_grad_(true);
-        Tensor y;
-        try (PointerScope s = new PointerScope()) {
-            y = x.index_select(0, pins.index("run")).sum().add(x.sum());
-            y.retainReference();
-        }
+        Tensor y = outliving(() -> x.index_select(0, pins.index("run")).sum().add(x.sum()));
         y.backward();
         // The graph's root is still referenced, but backward has freed the saved index.
-        assertEquals(1, released.of("run"));
-        assertEquals(0, pins.live());
+        assertReleasedOnce(pins, released, "run");
         y.close();
         assertEquals(1, released.of("run"));
     }
@@ -110,15 +114,10 @@ class PinsTest {
     void aLeafPinLivesAsLongAsAGraphDependsOnIt() {
         Releases released = new Releases();
         Pins<String> pins = new Pins<>(released::release);
-        Tensor h;
-        try (PointerScope s = new PointerScope()) {
-            h = pins.leaf("leaf").mul(new Scalar(1.0));
-            h.retainReference();
-        }
+        Tensor h = outliving(() -> pins.leaf("leaf").mul(new Scalar(1.0)));
         assertEquals(1, pins.live());
         h.close();
-        assertEquals(1, released.of("leaf"));
-        assertEquals(0, pins.live());
+        assertReleasedOnce(pins, released, "leaf");
     }
 
     @Test
@@ -176,7 +175,6 @@ class PinsTest {
         assertEquals(1, a.of("a"));
         assertEquals(0, b.of("b"));
         pb.close();
-        assertEquals(0, pinsB.live());
-        assertEquals(1, b.of("b"));
+        assertReleasedOnce(pinsB, b, "b");
     }
 }
