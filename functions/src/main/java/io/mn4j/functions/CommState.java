@@ -60,6 +60,22 @@ final class CommState {
         return recvs.merge(key(peer, tag), 1, Integer::sum) - 1;
     }
 
+    /** Key of the counters of collective messages (no caller tag is negative). */
+    private static final int COLLECTIVE = -1;
+
+    /**
+     * Tag of the gradient of the floating-point tensor this rank sends {@code peer} in a gather,
+     * scatter or alltoall (the gradient comes back from {@code peer}).
+     */
+    synchronized int collectiveSendGradient(int peer) {
+        return tags.collectiveGradient(nextSend(peer, COLLECTIVE));
+    }
+
+    /** Tag of the gradient of the floating-point tensor this rank received from {@code peer} in one. */
+    synchronized int collectiveRecvGradient(int peer) {
+        return tags.collectiveGradient(nextRecv(peer, COLLECTIVE));
+    }
+
     /** Number of this collective among the differentiable collectives on this communicator. */
     synchronized long nextCollective() {
         return ++collectives;

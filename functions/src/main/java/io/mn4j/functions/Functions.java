@@ -37,20 +37,31 @@ import org.bytedeco.pytorch.global.torch;
  * gradients in any order. Forward tags must lie in [0, 65536) (fewer when the communicator's
  * {@link Communicator#maxTag() MPI_TAG_UB} is below 2^23-1: the limit is in the error message),
  * and fewer than 16384 messages of one (peer, tag) pair may await their backward at the same
- * time (fewer with a smaller MPI_TAG_UB: 64 with UCX's 2^23-1); do not use the same tags for raw
- * {@link Communicator} messages on the same communicator.
+ * time (fewer with a smaller MPI_TAG_UB: 64 with UCX's 2^23-1); raw {@link Communicator}
+ * messages on the same communicator must use neither these tags nor any tag from 65536 (or the
+ * smaller limit) up, where the gradients travel.
  *
  * <h2>Collectives</h2>
  * Backward rules (as in ChainerMN, sums not means): allgather ↔ reduce-scatter, alltoall ↔
  * alltoall, bcast ↔ gather and sum at the root, gather ↔ scatter, scatter ↔ gather, and
- * allreduce(sum or mean) ↔ allreduce(sum or mean). Their backward passes are collectives too:
- * every rank must reach them in the same order. By default every collective backward first checks
- * that with a tiny allreduce and throws on every rank if the ranks disagree (system property
- * {@code mn4j.functions.checkOrder=false} turns the check off). The tensors of one collective call
- * must be floating point on every rank, or on none (then there is no backward): a rank of a
- * gather, scatter or alltoall whose own tensors of the call are all integers builds no backward,
- * so with mixed dtypes the other ranks wait for it in backward forever (not detected: that would
- * cost one more collective per call).
+ * allreduce(sum or mean) ↔ allreduce(sum or mean). The backward passes of allgather, bcast and
+ * allreduce are collectives too: every rank must reach them in the same order. By default each
+ * of them first checks that with a tiny allreduce and throws on every rank if the ranks disagree
+ * (system property {@code mn4j.functions.checkOrder=false} turns the check off). The backward
+ * passes of gather, scatter and alltoall are point to point instead: every floating-point tensor
+ * that went from one rank to another gets its gradient back on a tag of its own (see
+ * {@link Tags}), so they may run in any order, and only the two ranks of such a pair take part.
+ *
+ * <p>Dtypes may differ between ranks: only floating-point (and complex) tensors carry gradients,
+ * and every rank decides what it sends or receives in backward from what the forward exchanged
+ * (a sender knows what it sent, a receiver what it got, every rank of an allgather or bcast every
+ * dtype), so the ranks always agree without another message. allreduce needs the same dtype on
+ * every rank and reports a mismatch on every rank. Two cases cannot work and throw in forward on
+ * the rank concerned (its peers do not wait for it): a scatter root that sends floating-point
+ * parts but keeps an integer part, and an alltoall rank that sends floating-point tensors to other
+ * ranks but receives none: no output of theirs could start the backward pass in which those
+ * tensors' gradients arrive. A bcast of an integer tensor refuses a delegate, as {@link #recv}
+ * does.
  *
  * <h2>Unused outputs</h2>
  * An output that is not used gets a zero gradient, as long as backward reaches at least one output
@@ -341,7 +352,12 @@ public final class Functions {
     /**
      * Rank i sends {@code xs.get(j)} to rank j and gets the list of what every rank sent it, in
      * source order. {@code xs} must hold one tensor per rank (a wrong length is reported on every
-     * rank). Backward: alltoall of the gradients.
+     * rank). Backward: the gradient of every floating-point tensor goes back to its sender, point to
+     * point (integer ones carry none), so dtypes may differ per pair; a rank that sends a
+     * floating-point tensor to another rank must receive at least one (see the class comment).
+     *
+     * @throws IllegalArgumentException on a rank that sends floating-point tensors to other ranks
+     *     but receives none: nothing could start its backward, where their gradients arrive
      */
     public static List<Tensor> alltoall(Communicator comm, List<Tensor> xs) {
         if (xs != null) {
@@ -353,22 +369,58 @@ public final class Functions {
         state.reap();
         long id = state.nextCollective();
         List<Tensor> ys = comm.alltoall(xs == null ? null : detached(xs));
-        if (ys.stream().noneMatch(Tensors::differentiable) && xs.stream().noneMatch(Tensors::differentiable)) {
+        int me = comm.rank();
+        int n = ys.size();
+        // Gradient tags of every floating-point tensor that crossed between two ranks, counted on
+        // both ends alike: the sender knows what it sent, the receiver what it got.
+        int[] gradFrom = new int[n];
+        int[] gradTo = new int[n];
+        List<Integer> floatsOut = new ArrayList<>();
+        for (int j = 0; j < n; j++) {
+            if (j != me && Tensors.differentiable(xs.get(j))) {
+                gradFrom[j] = state.collectiveSendGradient(j);
+                floatsOut.add(j);
+            }
+            if (j != me && Tensors.differentiable(ys.get(j))) {
+                gradTo[j] = state.collectiveRecvGradient(j);
+            }
+        }
+        boolean anyOut = ys.stream().anyMatch(Tensors::differentiable);
+        if (!anyOut) {
+            if (!floatsOut.isEmpty()) {
+                throw new IllegalArgumentException("alltoall on rank " + me + ": this rank sends floating-point"
+                        + " tensors to ranks " + floatsOut + " but receives only integer tensors (" + describe(ys)
+                        + "), so none of its outputs can start the backward pass that receives their gradients;"
+                        + " send it at least one floating-point tensor (an empty one will do) and use it,"
+                        + " or send the floating-point tensors in a call of their own");
+            }
             return ys;
         }
         torch.ScalarType[] dtypes = dtypes(ys);
         long[][] shapes = shapes(xs);
+        boolean[] floatIn = new boolean[n];
+        boolean[] floatOut = new boolean[n];
+        for (int j = 0; j < n; j++) {
+            floatIn[j] = Tensors.differentiable(xs.get(j));
+            floatOut[j] = Tensors.differentiable(ys.get(j));
+        }
         String name = "alltoall#" + id;
         Backward backward = grads -> {
-            state.checkOrder(comm, "alltoall", id);
-            List<Tensor> back = comm.alltoall(gradientsOrMarkers(grads, dtypes));
-            List<Tensor> out = new ArrayList<>(back.size());
-            for (int i = 0; i < back.size(); i++) {
-                out.add(Tensors.receivedGradient(back.get(i), shapes[i], name + " from rank " + i));
+            for (int j = 0; j < n; j++) {
+                if (j != me && floatOut[j]) {
+                    Tensor g = grads.get(j);
+                    isendTracked(state, comm, g != null ? g : Tensors.zeroGradientMarker(dtypes[j]), j, gradTo[j]);
+                }
+            }
+            List<Tensor> out = new ArrayList<>(n);
+            for (int j = 0; j < n; j++) {
+                out.add(!floatIn[j] ? null : j == me ? grads.get(me)
+                        : Tensors.receivedGradient(comm.recv(j, gradFrom[j]), shapes[j], name + " from rank " + j));
             }
             return out;
         };
-        return CustomFunction.apply(name, xs, ys, backward, Schedule.NATURAL, comm).outputs();
+        return CustomFunction.apply(name, xs, ys, backward, floatsOut.isEmpty() ? Schedule.EAGER : Schedule.NATURAL,
+                comm).outputs();
     }
 
     /**
@@ -389,6 +441,11 @@ public final class Functions {
         long id = state.nextCollective();
         Tensor y = comm.bcast(isRoot ? xOrNull.detach() : null, root);
         if (!Tensors.differentiable(y)) {
+            if (!isRoot && xOrNull != null) {
+                throw new IllegalArgumentException("bcast from root " + root + " on rank " + comm.rank() + ": received "
+                        + Tensors.shape(y) + ", which carries no gradient, so it cannot carry the delegate's backward"
+                        + " either; pseudoConnect the delegate to a floating-point value instead");
+            }
             return y;
         }
         torch.ScalarType dtype = y.scalar_type();
@@ -408,8 +465,10 @@ public final class Functions {
 
     /**
      * Gathers every rank's {@code x} at the root. The root returns them in rank order; other
-     * ranks return a list holding one delegate (call backward on it or chain it). Backward:
-     * scatter of the root's gradients.
+     * ranks return a list holding one delegate (call backward on it or chain it; a rank whose
+     * {@code x} is not floating point gets a 0-dim tensor that needs no backward). Backward: the
+     * root sends the gradient of every floating-point part back to its rank, point to point, so
+     * dtypes may differ per rank.
      */
     public static List<Tensor> gather(Communicator comm, Tensor x, int root) {
         requireTensor("gather", x);
@@ -418,27 +477,52 @@ public final class Functions {
         state.reap();
         long id = state.nextCollective();
         List<Tensor> ys = comm.gather(x.detach(), root);
-        boolean differentiable = isRoot ? ys.stream().anyMatch(Tensors::differentiable) : Tensors.differentiable(x);
-        if (!differentiable) {
-            return isRoot ? ys : new ArrayList<>(List.of(torch.zeros(new long[0])));
-        }
-        torch.ScalarType[] dtypes = dtypes(ys);
         long[] shape = Shapes.of(x);
         String name = "gather#" + id;
+        if (!isRoot) {
+            if (!Tensors.differentiable(x)) {
+                return new ArrayList<>(List.of(torch.zeros(new long[0])));
+            }
+            int gradTag = state.collectiveSendGradient(root);
+            Backward backward = grads -> Collections.singletonList(
+                    Tensors.receivedGradient(comm.recv(root, gradTag), shape, name));
+            return new ArrayList<>(List.of(CustomFunction.apply(name, Collections.singletonList(x), ys, backward,
+                    Schedule.NATURAL, comm).delegate()));
+        }
+        int n = ys.size();
+        int[] gradTo = new int[n];
+        boolean[] floats = new boolean[n];
+        for (int j = 0; j < n; j++) {
+            floats[j] = Tensors.differentiable(ys.get(j));
+            if (floats[j] && j != root) {
+                gradTo[j] = state.collectiveRecvGradient(j);
+            }
+        }
+        if (ys.stream().noneMatch(Tensors::differentiable)) {
+            return ys;
+        }
+        torch.ScalarType[] dtypes = dtypes(ys);
         Backward backward = grads -> {
-            state.checkOrder(comm, "gather", id);
-            Tensor part = comm.scatter(isRoot ? gradientsOrMarkers(grads, dtypes) : null, root);
-            return Collections.singletonList(Tensors.receivedGradient(part, shape, name));
+            for (int j = 0; j < n; j++) {
+                if (floats[j] && j != root) {
+                    Tensor g = grads.get(j);
+                    isendTracked(state, comm, g != null ? g : Tensors.zeroGradientMarker(dtypes[j]), j, gradTo[j]);
+                }
+            }
+            return Collections.singletonList(floats[root] ? grads.get(root) : null);
         };
-        CustomFunction.Result r = CustomFunction.apply(name, Collections.singletonList(x), ys, backward,
-                Schedule.NATURAL, comm);
-        return isRoot ? r.outputs() : new ArrayList<>(List.of(r.delegate()));
+        return CustomFunction.apply(name, Collections.singletonList(x), ys, backward, Schedule.EAGER, comm).outputs();
     }
 
     /**
      * The root's {@code xs.get(r)} goes to rank r; every rank returns its part. Only the root's
-     * list is read (one tensor per rank; a wrong length is reported on every rank). Backward:
-     * gather of the gradients into the root's {@code xs}.
+     * list is read (one tensor per rank; a wrong length is reported on every rank). Backward: every
+     * rank that received a floating-point part sends its gradient back to the root, point to point,
+     * so dtypes may differ per rank.
+     *
+     * @throws IllegalArgumentException at the root, if it sends floating-point parts to other
+     *     ranks but keeps an integer part itself: nothing could start its backward, where their
+     *     gradients arrive
      */
     public static Tensor scatter(Communicator comm, List<Tensor> xsOrNull, int root) {
         boolean isRoot = comm.rank() == root;
@@ -451,27 +535,52 @@ public final class Functions {
         state.reap();
         long id = state.nextCollective();
         Tensor y = comm.scatter(isRoot && xsOrNull != null ? detached(xsOrNull) : null, root);
-        if (!Tensors.differentiable(y)) {
+        String name = "scatter#" + id;
+        if (!isRoot) {
+            if (!Tensors.differentiable(y)) {
+                return y;
+            }
+            int gradTag = state.collectiveRecvGradient(root);
+            torch.ScalarType dtype = y.scalar_type();
+            Backward backward = grads -> {
+                Tensor g = grads.get(0);
+                isendTracked(state, comm, g != null ? g : Tensors.zeroGradientMarker(dtype), root, gradTag);
+                return List.of();
+            };
+            return CustomFunction.apply(name, List.of(), Collections.singletonList(y), backward, Schedule.EAGER, comm)
+                    .outputs().get(0);
+        }
+        int n = xsOrNull.size();
+        int[] gradFrom = new int[n];
+        boolean[] floats = new boolean[n];
+        List<Integer> floatsOut = new ArrayList<>();
+        for (int j = 0; j < n; j++) {
+            floats[j] = Tensors.differentiable(xsOrNull.get(j));
+            if (floats[j] && j != root) {
+                gradFrom[j] = state.collectiveSendGradient(j);
+                floatsOut.add(j);
+            }
+        }
+        if (!floats[root]) {
+            if (!floatsOut.isEmpty()) {
+                throw new IllegalArgumentException("scatter at root rank " + root + ": the root's own part is "
+                        + Tensors.shape(y) + " (integer) while it sends floating point tensors to ranks " + floatsOut
+                        + ", so its output cannot start the backward pass that receives their gradients; give the"
+                        + " root a floating-point part (an empty one will do) and use it, or scatter the"
+                        + " floating-point parts in a call of their own");
+            }
             return y;
         }
-        torch.ScalarType dtype = y.scalar_type();
-        long[][] shapes = isRoot ? shapes(xsOrNull) : null;
-        String name = "scatter#" + id;
+        long[][] shapes = shapes(xsOrNull);
         Backward backward = grads -> {
-            state.checkOrder(comm, "scatter", id);
-            Tensor g = grads.get(0);
-            List<Tensor> all = comm.gather(g != null ? g : Tensors.zeroGradientMarker(dtype), root);
-            if (!isRoot) {
-                return List.of();
-            }
-            List<Tensor> out = new ArrayList<>(all.size());
-            for (int i = 0; i < all.size(); i++) {
-                out.add(Tensors.receivedGradient(all.get(i), shapes[i], name + " from rank " + i));
+            List<Tensor> out = new ArrayList<>(n);
+            for (int j = 0; j < n; j++) {
+                out.add(!floats[j] ? null : j == root ? grads.get(0)
+                        : Tensors.receivedGradient(comm.recv(j, gradFrom[j]), shapes[j], name + " from rank " + j));
             }
             return out;
         };
-        List<Tensor> inputs = isRoot ? xsOrNull : List.of();
-        return CustomFunction.apply(name, inputs, Collections.singletonList(y), backward, Schedule.NATURAL, comm)
+        return CustomFunction.apply(name, xsOrNull, Collections.singletonList(y), backward, Schedule.NATURAL, comm)
                 .outputs().get(0);
     }
 

@@ -17,6 +17,12 @@ package io.mn4j.functions;
  * 65536, occurrences modulo 16384); UCX's 2^23-1 gives u = 16, o = 6; the standard's minimum,
  * 32767, gives u = 8, o = 6. Occurrence numbers wrap around: gradients stay apart as long as
  * fewer than 2^o messages of one (peer, tag) pair await their backward at the same time.
+ *
+ * <p>The gradients of gather, scatter and alltoall travel point to point too, with tags in
+ * [userLimit, G), which neither caller tags nor gradient tags use: the tag of the gradient of the
+ * k-th floating-point tensor rank a sent rank b in those collectives is {@code userLimit + k mod
+ * (G - userLimit)} (at least 16128 values, 2^30 - 2^16 with Open MPI's shared memory); a and b
+ * count those messages alike because collectives are called in the same order on every rank.
  */
 final class Tags {
     /** Caller tags get at most this many bits: [0, 65536), whatever MPI allows. */
@@ -67,6 +73,11 @@ final class Tags {
     /** The tag of the gradient of the {@code occurrence}-th message with tag {@code tag}. */
     int gradient(int tag, int occurrence) {
         return gradientBit | (tag << occurrenceBits) | (occurrence & (occurrences() - 1));
+    }
+
+    /** The tag of the gradient of the {@code occurrence}-th collective message on a (sender, receiver) pair. */
+    int collectiveGradient(int occurrence) {
+        return userLimit + Math.floorMod(occurrence, gradientBit - userLimit);
     }
 
     void checkUserTag(String op, int tag) {

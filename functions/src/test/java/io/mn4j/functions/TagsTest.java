@@ -52,6 +52,21 @@ class TagsTest {
     }
 
     @Test
+    void collectiveGradientTagsLieBetweenCallerTagsAndGradientTags() {
+        for (int bound : new int[] {OPEN_MPI_SHARED_MEMORY, UCX, MPI_MINIMUM}) {
+            Tags t = new Tags(bound);
+            int lowestGradient = t.gradient(0, 0);
+            int span = lowestGradient - t.userLimit();
+            assertEquals(t.userLimit(), t.collectiveGradient(0), "bound " + bound);
+            assertEquals(lowestGradient - 1, t.collectiveGradient(span - 1), "bound " + bound);
+            assertEquals(t.collectiveGradient(3), t.collectiveGradient(3 + span), "wraps, bound " + bound);
+            assertTrue(t.collectiveGradient(Integer.MAX_VALUE) >= t.userLimit()
+                    && t.collectiveGradient(Integer.MIN_VALUE) >= t.userLimit(), "an overflowed counter stays in range");
+            assertTrue(span >= 16128, "bound " + bound + ": " + span + " collective tags");
+        }
+    }
+
+    @Test
     void aBoundWithoutRoomForTheLayoutIsRefused() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new Tags(127));
         assertTrue(e.getMessage().contains("MPI_TAG_UB 127"), e.getMessage());

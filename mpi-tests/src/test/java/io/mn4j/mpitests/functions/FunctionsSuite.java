@@ -43,6 +43,12 @@ public class FunctionsSuite implements ScenarioSuite {
         s.put("gather", FunctionsSuite::gather);
         s.put("scatter", FunctionsSuite::scatter);
         s.put("allreduce", FunctionsSuite::allreduce);
+        s.put("gather with mixed dtypes", FunctionsSuite::gatherMixed);
+        s.put("scatter with mixed dtypes", FunctionsSuite::scatterMixed);
+        s.put("alltoall with mixed dtypes", FunctionsSuite::alltoallMixed);
+        s.put("allgather with mixed dtypes", FunctionsSuite::allgatherMixed);
+        s.put("bcast and allreduce with mixed dtypes", FunctionsSuite::bcastAllreduceMixed);
+        s.put("mixed dtypes no output can carry", FunctionsSuite::mixedWithoutCarrier);
         s.put("unused outputs tied in as delegates", FunctionsSuite::unusedOutputsAsDelegates);
         s.put("collective backward order mismatch", FunctionsSuite::orderMismatch);
         s.put("bad inputs", FunctionsSuite::badInputs);
@@ -408,6 +414,220 @@ public class FunctionsSuite implements ScenarioSuite {
             y.mul(coef(7100, r, 0, 3, 2)).sum().backward();
             check.tensorsClose(op + " gradient", expected, x.grad(), 1e-12);
         }
+    }
+
+    // Mixed dtypes: floating-point tensors on some ranks (or for some pairs), integers on others.
+    // Every scenario backpropagates on every rank that has something floating point to start from
+    // and checks values and gradients against the closed form; none may hang.
+
+    /** Even ranks pass float64, odd ranks int64 (values det * 100, truncated). */
+    private static boolean floating(int r) {
+        return r % 2 == 0;
+    }
+
+    private static Tensor part(boolean floating, long seed, long... shape) {
+        return floating ? det(seed, shape).requires_grad_(true)
+                : det(seed, shape).mul(new Scalar(100.0)).to(torch.ScalarType.Long);
+    }
+
+    private static Tensor expectedValue(boolean floating, long seed, long... shape) {
+        return floating ? det(seed, shape) : part(false, seed, shape);
+    }
+
+    /** Gather at root 0 (float64) and root N-1 (int64 for N = 2, 4); only float parts get gradients. */
+    private static void gatherMixed(Communicator c, Check check) {
+        int n = c.size();
+        int r = c.rank();
+        for (int root : new int[] {0, n - 1}) {
+            String at = "root " + root + ": ";
+            Tensor x = part(floating(r), 5200 + r, r + 1, 2);
+            List<Tensor> ys = Functions.gather(c, x, root);
+            if (r == root) {
+                Tensor loss = torch.zeros(new long[0], Fx.F64);
+                for (int j = 0; j < n; j++) {
+                    check.tensorsClose(at + "value from " + j, expectedValue(floating(j), 5200 + j, j + 1, 2),
+                            ys.get(j), 0);
+                    if (floating(j)) {
+                        loss = loss.add(ys.get(j).mul(coef(5300 + root, 0, j, j + 1, 2)).sum());
+                    }
+                }
+                loss.backward();
+            } else if (floating(r)) {
+                ys.get(0).backward();
+            }
+            if (floating(r)) {
+                check.tensorsClose(at + "gradient = scatter", coef(5300 + root, 0, r, r + 1, 2), x.grad(), 1e-12);
+            }
+        }
+        Functions.flush(c);
+    }
+
+    /** Root 0 (and root 2 with 3 or more ranks) scatters float64 parts to even ranks, int64 to odd. */
+    private static void scatterMixed(Communicator c, Check check) {
+        int n = c.size();
+        int r = c.rank();
+        for (int root = 0; root < n; root += 2) {
+            String at = "root " + root + ": ";
+            List<Tensor> xs = new ArrayList<>();
+            for (int j = 0; j < n; j++) {
+                xs.add(part(floating(j), 6200 + j, j + 2, 2));
+            }
+            Tensor y = Functions.scatter(c, r == root ? xs : null, root);
+            check.tensorsClose(at + "value", expectedValue(floating(r), 6200 + r, r + 2, 2), y, 0);
+            if (floating(r)) {
+                y.mul(coef(6300 + root, r, 0, r + 2, 2)).sum().backward();
+            }
+            if (r == root) {
+                for (int j = 0; j < n; j += 2) {
+                    check.tensorsClose(at + "gradient of part " + j + " = gather", coef(6300 + root, j, 0, j + 2, 2),
+                            xs.get(j).grad(), 1e-12);
+                }
+            }
+        }
+        Functions.flush(c);
+    }
+
+    /**
+     * Two patterns of float64 and int64 parts x_rj (rank r to rank j): (a) float only between
+     * even ranks (odd ranks send and receive integers only); (b) float from even senders (odd ranks
+     * receive floats, send integers). (Float to even receivers only leaves odd ranks without a
+     * floating-point output: see mixedWithoutCarrier.) Rank r's loss is
+     * sum_k <C_rk, y_k> over its float y_k; dL/dx_rj = C_jr for float x_rj.
+     */
+    private static void alltoallMixed(Communicator c, Check check) {
+        int n = c.size();
+        int r = c.rank();
+        String[] names = {"(a) float between even ranks", "(b) float from even senders"};
+        for (int p = 0; p < names.length; p++) {
+            boolean fromEvenOnly = p == 1;
+            java.util.function.BiPredicate<Integer, Integer> fl = (from, to) ->
+                    fromEvenOnly ? floating(from) : floating(from) && floating(to);
+            int base = 3200 + 100 * p;
+            List<Tensor> xs = new ArrayList<>();
+            for (int j = 0; j < n; j++) {
+                xs.add(part(fl.test(r, j), base + 10L * r + j, j + 1, 2));
+            }
+            List<Tensor> ys = Functions.alltoall(c, xs);
+            Tensor loss = torch.zeros(new long[0], Fx.F64);
+            boolean any = false;
+            for (int k = 0; k < n; k++) {
+                boolean f = fl.test(k, r);
+                check.tensorsClose(names[p] + ": value from " + k, expectedValue(f, base + 10L * k + r, r + 1, 2),
+                        ys.get(k), 0);
+                if (f) {
+                    loss = loss.add(ys.get(k).mul(coef(base + 50, r, k, r + 1, 2)).sum());
+                    any = true;
+                }
+            }
+            if (any) {
+                loss.backward();
+            }
+            for (int j = 0; j < n; j++) {
+                if (fl.test(r, j)) {
+                    check.tensorsClose(names[p] + ": gradient of the part for " + j, coef(base + 50, j, r, j + 1, 2),
+                            xs.get(j).grad(), 1e-12);
+                }
+            }
+        }
+        Functions.flush(c);
+    }
+
+    /** Even ranks float64, odd ranks int64; every rank's loss uses every float block. */
+    private static void allgatherMixed(Communicator c, Check check) {
+        int n = c.size();
+        int r = c.rank();
+        Tensor x = part(floating(r), 1200 + r, r + 1, 3);
+        List<Tensor> ys = Functions.allgather(c, x);
+        Tensor loss = torch.zeros(new long[0], Fx.F64);
+        for (int j = 0; j < n; j++) {
+            check.tensorsClose("value from " + j, expectedValue(floating(j), 1200 + j, j + 1, 3), ys.get(j), 0);
+            if (floating(j)) {
+                loss = loss.add(ys.get(j).mul(coef(1300, r, j, j + 1, 3)).sum());
+            }
+        }
+        loss.backward();
+        if (floating(r)) {
+            Tensor expected = torch.zeros(new long[] {r + 1, 3}, Fx.F64);
+            for (int k = 0; k < n; k++) {
+                expected = expected.add(coef(1300, k, r, r + 1, 3));
+            }
+            check.tensorsClose("gradient = reduce-scatter (sum)", expected, x.grad(), 1e-12);
+        }
+        Functions.flush(c);
+    }
+
+    /**
+     * bcast of an int64 root value: non-root ranks get it without a backward; a float delegate
+     * passed with it is refused (it could not carry the delegate's backward). allreduce of float64
+     * on even and int64 on odd ranks: the same error on every rank.
+     */
+    private static void bcastAllreduceMixed(Communicator c, Check check) {
+        int n = c.size();
+        int r = c.rank();
+        int root = n - 1;
+        Tensor xi = part(false, 4200, 2, 3);
+        Tensor y = Functions.bcast(c, r == root ? xi : null, root);
+        check.tensorsClose("int64 bcast value", xi, y, 0);
+        if (n > 1) {
+            Tensor delegate = torch.zeros(new long[0], Fx.F64).requires_grad_(true);
+            if (r == root) {
+                Functions.bcast(c, xi, root);
+                check.isTrue("root of the refused call", true, "");
+            } else {
+                check.throwsWith("delegate with an int64 bcast", () -> Functions.bcast(c, delegate, root),
+                        "bcast", "carries no gradient");
+            }
+            Tensor x = part(floating(r), 7200 + r, 3, 2);
+            check.throwsWith("allreduce of float64 and int64", () -> Functions.allreduce(c, x, ReduceOp.SUM),
+                    "allreduce", "dtype");
+        }
+        Functions.flush(c);
+    }
+
+    /**
+     * A rank whose outputs of the call are all integers but whose inputs include floats: nothing
+     * can start its backward, which is where its inputs' gradients arrive. It throws in forward;
+     * the other ranks do not wait for it in backward. scatter: root 1 keeps an int64 part and
+     * sends float64 to even ranks; alltoall: rank 1 sends float64 to every other rank and receives
+     * int64 only.
+     */
+    private static void mixedWithoutCarrier(Communicator c, Check check) {
+        int n = c.size();
+        int r = c.rank();
+        if (n == 1) {
+            check.isTrue("needs two ranks", true, "");
+            return;
+        }
+        List<Tensor> xs = new ArrayList<>();
+        for (int j = 0; j < n; j++) {
+            xs.add(part(floating(j), 6400 + j, j + 2, 2));
+        }
+        if (r == 1) {
+            check.throwsWith("scatter root with an integer part of its own", () -> Functions.scatter(c, xs, 1),
+                    "scatter", "root", "int", "floating point");
+        } else {
+            Tensor y = Functions.scatter(c, null, 1);
+            check.tensorsClose("scatter value", expectedValue(floating(r), 6400 + r, r + 2, 2), y, 0);
+            if (floating(r)) {
+                y.sum().backward();
+                check.isTrue("scatter backward returned", true, "");
+            }
+        }
+        List<Tensor> parts = new ArrayList<>();
+        for (int j = 0; j < n; j++) {
+            parts.add(part(r == 1 && j != 1, 6500 + 10L * r + j, 2));
+        }
+        if (r == 1) {
+            check.throwsWith("alltoall rank that sends floats and receives integers only",
+                    () -> Functions.alltoall(c, parts), "alltoall", "rank 1", "int");
+        } else {
+            List<Tensor> ys = Functions.alltoall(c, parts);
+            check.tensorsClose("alltoall value from 1", det(6500 + 10 + r, 2), ys.get(1), 0);
+            ys.get(1).sum().backward();
+            check.isTrue("alltoall backward returned", true, "");
+        }
+        Functions.flush(c);
+        c.barrier();
     }
 
     /**
