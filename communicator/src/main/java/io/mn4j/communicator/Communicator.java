@@ -188,9 +188,9 @@ public final class Communicator implements AutoCloseable {
      *       rank's chunk size makes the first chunks differ in size, which every rank sees, and
      *       every rank throws naming every rank's chunk size.</li>
      * </ul>
-     * Why not follow one rank's size everywhere: the in-step collectives would need it before
-     * they start, i.e. another round (for the reductions, the agreement could carry it; for
-     * allgatherInto and alltoallInto, it would add the round they were built without).
+     * The in-step collectives do not adopt one rank's size instead: every rank must know it before
+     * its first chunk, which for allgatherInto and alltoallInto would take the extra round they
+     * are built without; a size that differs is a configuration mistake worth a clear error.
      */
     public void setChunkBytes(long bytes) {
         checkedChunkBytes(bytes, "setChunkBytes");

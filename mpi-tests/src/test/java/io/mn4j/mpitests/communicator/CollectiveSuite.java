@@ -685,6 +685,19 @@ public class CollectiveSuite implements ScenarioSuite {
     }
 
     /**
+     * The collectives whose data follows a header (or travels in one message), on tensors of a few
+     * chunks: bcast, gather, allgather, alltoall, scatter and the object collectives.
+     */
+    static void headedCollectives(Communicator c, Check check, List<Item> items, String prefix) {
+        bcast(c, check, items, prefix);
+        gather(c, check, CHUNK_FAMILIES, prefix);
+        allgather(c, check, CHUNK_FAMILIES, prefix);
+        alltoall(c, check, CHUNK_FAMILIES, prefix);
+        scatter(c, check, CHUNK_FAMILIES, prefix);
+        objects(c, check, prefix);
+    }
+
+    /**
      * Even ranks chunk at 64 bytes, odd ranks at 128, with tensors of a few KiB. The collectives
      * whose data follows a header (bcast, gather, allgather, alltoall, scatter, objects) split as
      * the sender did and deliver; the ones that move chunks in lockstep (bcastInto, the reductions,
@@ -698,12 +711,7 @@ public class CollectiveSuite implements ScenarioSuite {
         c.barrier();
         try {
             String p = "per-rank chunks ";
-            bcast(c, check, items, p);
-            gather(c, check, CHUNK_FAMILIES, p);
-            allgather(c, check, CHUNK_FAMILIES, p);
-            alltoall(c, check, CHUNK_FAMILIES, p);
-            scatter(c, check, CHUNK_FAMILIES, p);
-            objects(c, check, p);
+            headedCollectives(c, check, items, p);
             // Blocks of at most the smaller chunk are never split: they need no agreement on it.
             for (long elements : new long[] {12, 16}) {
                 Tensor x = Data.wide(ScalarType.Float, new long[] {elements}, me);
@@ -827,15 +835,10 @@ public class CollectiveSuite implements ScenarioSuite {
             c.barrier();
             try {
                 String p = "chunked ";
-                bcast(c, check, chunkItems, p);
+                headedCollectives(c, check, chunkItems, p);
                 bcastInto(c, check, chunkItems, p);
-                gather(c, check, CHUNK_FAMILIES, p);
-                allgather(c, check, CHUNK_FAMILIES, p);
-                alltoall(c, check, CHUNK_FAMILIES, p);
-                scatter(c, check, CHUNK_FAMILIES, p);
                 intoCollectives(c, check, chunkItems, p);
                 reductions(c, check, CHUNK_REDUCE_SHAPES, true, p);
-                objects(c, check, p);
                 badInputs(c, check, p);
             } finally {
                 c.barrier();
