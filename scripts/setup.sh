@@ -89,9 +89,47 @@ grep -q "^bindings:java:yes" <<<"$OMPI_INFO" || die "Open MPI $OMPI_VERSION was 
 say "Open MPI $OMPI_VERSION"
 
 # 2. mpi.jar ------------------------------------------------------------------------------------
-M2_JAR="$HOME/.m2/repository/org/open-mpi/$MPI_ARTIFACT/$OMPI_VERSION/$MPI_ARTIFACT-$OMPI_VERSION.jar"
+# Maven's local repository as mvn will use it, without running Maven (help:evaluate takes seconds
+# and may download): the last -Dmaven.repo.local= in MAVEN_OPTS, then MAVEN_ARGS (read by Maven
+# 3.9+ only: when its mvn script mentions it) or .mvn/maven.config; else <localRepository> of the
+# user's settings.xml, then of the installation's; else ~/.m2/repository. Maven's "~" is Java's
+# user.home: the passwd entry's home (or -Duser.home), not $HOME. Not seen: -s or -gs (other
+# settings files) and -D given to scripts/maven on its command line.
+maven_repo_local() {
+  local mvn_home args home repo settings i
+  mvn_home=$(dirname "$(dirname "$(readlink -f "$(command -v mvn)")")")
+  args=${MAVEN_OPTS:-}
+  if grep -qs MAVEN_ARGS "$mvn_home/bin/mvn"; then args="$args ${MAVEN_ARGS:-}"; fi
+  if [ -f .mvn/maven.config ]; then args="$args $(tr '\n' ' ' < .mvn/maven.config)"; fi
+  # The last -D$1= in args, unquoted.
+  define() {
+    grep -oE -- "-D$1=(\"[^\"]*\"|'[^']*'|[^ ]+)" <<<"$args" | tail -1 | sed -E "s/^-D[^=]*=//; s/^[\"'](.*)[\"']\$/\1/" || true
+  }
+  home=$(define 'user\.home')
+  home=${home:-$(getent passwd "$(id -u)" | cut -d: -f6 || true)}
+  home=${home:-$HOME}
+  repo=$(define 'maven\.repo\.local')
+  if [ -z "$repo" ]; then
+    for settings in "$home/.m2/settings.xml" "$mvn_home/conf/settings.xml"; do
+      [ -f "$settings" ] || continue
+      # Comments out first: the stock settings.xml has a commented-out example.
+      repo=$(perl -0777 -ne 's/<!--.*?-->//gs; print $1 if m{<localRepository>\s*(.*?)\s*</localRepository>}s' "$settings")
+      [ -z "$repo" ] || break
+    done
+  fi
+  repo=${repo:-$home/.m2/repository}
+  # The expressions settings.xml allows there.
+  repo=${repo//\$\{user.home\}/$home}
+  for i in 1 2 3; do
+    [[ $repo =~ \$\{env\.([A-Za-z_][A-Za-z0-9_]*)\} ]] || break
+    repo=${repo//"${BASH_REMATCH[0]}"/${!BASH_REMATCH[1]:-}}
+  done
+  echo "$repo"
+}
+M2_REPO=$(maven_repo_local)
+M2_JAR="$M2_REPO/org/open-mpi/$MPI_ARTIFACT/$OMPI_VERSION/$MPI_ARTIFACT-$OMPI_VERSION.jar"
 if [ -f "$M2_JAR" ]; then
-  say "mpi.jar $OMPI_VERSION already in the local Maven repository"
+  say "mpi.jar $OMPI_VERSION already in the local Maven repository ($M2_REPO)"
 else
   JAR=""
   # A build of Open MPI with --enable-mpi-java ships its own mpi.jar: prefer it.
@@ -157,6 +195,7 @@ SRC
   # Maven's output to stderr: its [ERROR] lines say why, and stdout is only the version.
   mvn -q -B install:install-file -Dfile="$JAR" -DgroupId=$MPI_GROUP -DartifactId=$MPI_ARTIFACT \
       -Dversion="$OMPI_VERSION" -Dpackaging=jar >&2 || die "mvn install:install-file of mpi.jar failed (its output is above)"
-  say "installed $MPI_GROUP:$MPI_ARTIFACT:$OMPI_VERSION into the local Maven repository"
+  [ -f "$M2_JAR" ] || die "mvn install:install-file put mpi.jar elsewhere than $M2_REPO, where this script looks for it (the local repository set by -s, -gs or a command-line -D?)"
+  say "installed $MPI_GROUP:$MPI_ARTIFACT:$OMPI_VERSION into the local Maven repository ($M2_REPO)"
 fi
 echo "$OMPI_VERSION"

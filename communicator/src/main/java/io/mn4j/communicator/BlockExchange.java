@@ -27,6 +27,11 @@ import mpi.Status;
  * chunk before the others, and the rest only once every rank knows that every signature matched
  * and, by a small all-reduce, that every block has the same size: ranks never post chunks their
  * peers do not expect.
+ *
+ * <p>Chunk sizes may differ between ranks ({@link Communicator#setChunkBytes}): a block of at most
+ * every rank's chunk size is one message, as with equal sizes; a larger one makes the first
+ * messages differ in size, and their tags in the {@link #signature more-chunks bit}, so every rank
+ * sees the mismatch and none posts a chunk that a peer split otherwise.
  */
 final class BlockExchange {
     /** The tag of a rank with invalid input; signatures are never this. */
@@ -49,15 +54,21 @@ final class BlockExchange {
     /**
      * The tag of a valid call: the dtype's code (1 to 9) in the top four bits, so that two dtypes
      * of one element size are never confused and the tag is never {@link #INVALID} or
-     * {@link #MORE}, and below them a hash of the operation and the shape. Calls of the same
-     * dtype and byte count whose shapes differ go unnoticed with a chance of one in 2^26 (their
-     * bytes are in the same order). Blocks of more than one chunk are compared by size as well
-     * ({@link #exchange}), so a collision never leaves a chunk unmatched.
+     * {@link #MORE}; below them one bit that {@link #exchange} sets when the first chunk is not the
+     * whole block ({@link #moreChunks}), and below that a hash of the operation and the shape.
+     * Calls of the same dtype and byte count whose shapes differ go unnoticed with a chance of one
+     * in 2^25 (their bytes are in the same order). Blocks of more than one chunk are compared by
+     * size as well ({@link #exchange}), so a collision never leaves a chunk unmatched.
      */
     int signature(int op, TensorHeader h) {
         long hash = (h.fingerprint() * 31 + op) * 0x9E3779B97F4A7C15L;
         int shapeBits = tagBits - 4;
-        return h.type.code << shapeBits | (int) ((hash >>> 20) & ((1L << shapeBits) - 1));
+        return h.type.code << shapeBits | (int) ((hash >>> 20) & ((1L << (shapeBits - 1)) - 1));
+    }
+
+    /** The bit of a signature that says that chunks follow the first. */
+    private int moreChunks() {
+        return 1 << (tagBits - 5);
     }
 
     /**
@@ -72,11 +83,15 @@ final class BlockExchange {
             throws MPIException {
         boolean valid = signature != INVALID;
         long first = valid ? Math.min(block, chunkBytes) : 0;
+        // Whether this rank posts more chunks, in the tag: ranks that would act differently never
+        // match, whatever their chunk sizes or a hash collision of their shapes.
+        boolean more = first < block;
+        int tag = more ? signature | moreChunks() : signature;
         Request[] sends = new Request[size];
         // Staggered peers, so that the ranks do not all start with rank 0.
         for (int i = 1; i < size; i++) {
             int dst = (rank + i) % size;
-            sends[dst] = comm.iSend(TensorBytes.wire(from + dst * sendStride, first), (int) first, MPI.BYTE, dst, signature);
+            sends[dst] = comm.iSend(TensorBytes.wire(from + dst * sendStride, first), (int) first, MPI.BYTE, dst, tag);
         }
         if (valid) { // while the peers pull this rank's blocks
             TensorBytes.copy(from + rank * sendStride, into + rank * block, block);
@@ -91,7 +106,7 @@ final class BlockExchange {
             Message m = new Message();
             Status s = m.mProbe(src, MPI.ANY_TAG, comm);
             int count = s.getCount(MPI.BYTE);
-            if (agreed && s.getTag() == signature && count == first) {
+            if (agreed && s.getTag() == tag && count == first) {
                 receives[src] = m.imRecv(TensorBytes.wire(into + src * block, first), (int) first, MPI.BYTE);
             } else {
                 agreed = false;
@@ -100,9 +115,10 @@ final class BlockExchange {
         }
         waitAll(receives);
         waitAll(sends);
-        if (agreed && first == chunkBytes) {
-            // Equal first chunks, so every rank is here: beyond the first chunk, the signatures
-            // alone (a hash) must not decide how many chunks a rank posts.
+        if (agreed && more) {
+            // Equal tags and first chunks, so every rank is here, and every rank's chunk size is
+            // `first`: beyond the first chunk, the signatures alone (a hash) must not decide how
+            // many chunks a rank posts.
             agreed = Agreement.sameOnEveryRank(comm, true, block);
         }
         if (agreed) {

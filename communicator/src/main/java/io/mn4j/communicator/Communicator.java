@@ -38,7 +38,8 @@ import org.bytedeco.pytorch.global.torch;
  *       reported by the collective on every rank that depends on it, so no rank is left waiting
  *       (in {@link #gather}, the root and the rank with the bad input; the other senders return).</li>
  *   <li>Messages larger than the chunk size (default just under 2 GiB, MPI's {@code int} count
- *       limit) are split and reassembled.</li>
+ *       limit) are split and reassembled; see {@link #setChunkBytes} for chunk sizes that differ
+ *       between ranks.</li>
  * </ul>
  *
  * <p>Create the world communicator with {@link #world()} (or {@link #run}), derive others with
@@ -165,7 +166,32 @@ public final class Communicator implements AutoCloseable {
         return stats;
     }
 
-    /** Chunk size in bytes for large messages; every rank must use the same. */
+    /**
+     * Chunk size in bytes for large messages (a multiple of 8, at most {@link #DEFAULT_CHUNK_BYTES};
+     * default {@code -Dmn4j.chunkBytes} or {@link #DEFAULT_CHUNK_BYTES}), for this rank.
+     *
+     * <p>Ranks may set different sizes: a chunk size can never make a receive shorter than its
+     * message (MPI_ERR_TRUNCATE, after which Open MPI 4.1's single-copy transfer may write past the
+     * receive buffer), nor leave a rank waiting.
+     * <ul>
+     *   <li>Where a header travels with the data — send, recv, recvInto, isend, irecv, bcast,
+     *       gather, allgather, alltoall, scatter and the object operations — the header carries
+     *       the sender's (or bcast root's) chunk size and the receivers split as it did: these
+     *       work with any sizes.</li>
+     *   <li>bcastInto, allreduce, allreduceInto and reduce move their chunks in step on every rank
+     *       (one MPI collective per chunk): their agreement round, which checks dtypes and shapes,
+     *       checks that every rank has the same chunk size too, and every rank throws a
+     *       {@link CommunicationException} naming every rank's chunk size otherwise (before any
+     *       data moves, whatever the tensor's size).</li>
+     *   <li>allgatherInto and alltoallInto have no agreement round ({@code BlockExchange}): blocks
+     *       no larger than every rank's chunk size go unsplit and work; a block larger than some
+     *       rank's chunk size makes the first chunks differ in size, which every rank sees, and
+     *       every rank throws naming every rank's chunk size.</li>
+     * </ul>
+     * The in-step collectives do not adopt one rank's size instead: every rank must know it before
+     * its first chunk, which for allgatherInto and alltoallInto would take the extra round they
+     * are built without; a size that differs is a configuration mistake worth a clear error.
+     */
     public void setChunkBytes(long bytes) {
         checkedChunkBytes(bytes, "setChunkBytes");
         p2p.setChunkBytes(bytes);
@@ -309,7 +335,8 @@ public final class Communicator implements AutoCloseable {
             String problem = null;
             if (rank == root) {
                 try {
-                    Outgoing.headerOf(x).write(longs, 0);
+                    // The payload goes in chunks of the root's size, which every rank then uses.
+                    Outgoing.headerOf(x).write(longs, 0, collective.chunkBytes());
                     w = TensorBytes.wireReady(x);
                 } catch (CommunicationException e) {
                     // The others are about to wait for this header: they get the mark instead.
@@ -324,8 +351,9 @@ public final class Communicator implements AutoCloseable {
                         + (problem == null ? "" : " (" + problem + ")"));
             }
             TensorHeader h = TensorHeader.read(longs, 0, "bcast from root " + root);
+            long chunk = TensorHeader.chunkBytes(longs, 0, "bcast from root " + root);
             Tensor result = rank == root ? w : h.allocate();
-            bcastPayload(result, h.nbytes, root);
+            bcastPayload(result, h.nbytes, root, chunk);
             Reference.reachabilityFence(w);
             return rank == root ? x : result;
         });
@@ -342,9 +370,10 @@ public final class Communicator implements AutoCloseable {
         checkRoot("bcast", root);
         long t0 = System.nanoTime();
         call("bcast", () -> {
-            TensorHeader mine = agree("bcast", () -> SAME_EVERYWHERE, Communicator::noProblem, into)[0];
+            long chunk = collective.chunkBytes();
+            TensorHeader mine = agree("bcast", chunk, () -> SAME_EVERYWHERE, Communicator::noProblem, into)[0];
             Tensor w = TensorBytes.wireReady(into);
-            bcastPayload(w, mine.nbytes, root);
+            bcastPayload(w, mine.nbytes, root, chunk);
             if (w != into) {
                 into.copy_(w);
             }
@@ -354,8 +383,8 @@ public final class Communicator implements AutoCloseable {
                 rank == root ? 0 : into.nbytes(), t0);
     }
 
-    private void bcastPayload(Tensor t, long nbytes, int root) throws MPIException {
-        long chunk = collective.chunkBytes();
+    /** The payload in chunks of {@code chunk}, the same on every rank. */
+    private void bcastPayload(Tensor t, long nbytes, int root, long chunk) throws MPIException {
         for (long off = 0; off < nbytes; off += chunk) {
             int len = (int) Math.min(chunk, nbytes - off);
             comm.bcast(TensorBytes.wire(t, off, len), len, MPI.BYTE, root);
@@ -457,8 +486,9 @@ public final class Communicator implements AutoCloseable {
             from = TensorBytes.address(w);
         }
         int signature = valid ? blocks.signature(opCode, h) : BlockExchange.INVALID;
-        if (!blocks.exchange(signature, from, split ? block : 0, into, block, collective.chunkBytes())) {
-            throw disagreement(op, rule, mine);
+        long chunk = collective.chunkBytes();
+        if (!blocks.exchange(signature, from, split ? block : 0, into, block, chunk)) {
+            throw disagreement(op, rule, mine, chunk);
         }
         finishInto(target, out);
         Reference.reachabilityFence(w);
@@ -564,8 +594,10 @@ public final class Communicator implements AutoCloseable {
     private Tensor reduceImpl(String name, Tensor x, ReduceOp op, int root, boolean hasInto, Tensor into)
             throws MPIException {
         // Agree first: a rank that rejected its input alone would leave the others in the reduction.
-        TensorHeader h = !hasInto ? agree(name, () -> SAME_EVERYWHERE, Communicator::noProblem, x)[0]
-                : agree(name, () -> SAME_EVERYWHERE + " and out must hold as many elements of x's dtype",
+        // The chunks are MPI reductions that every rank must call alike: the same chunk size too.
+        long chunkBytes = collective.chunkBytes();
+        TensorHeader h = !hasInto ? agree(name, chunkBytes, () -> SAME_EVERYWHERE, Communicator::noProblem, x)[0]
+                : agree(name, chunkBytes, () -> SAME_EVERYWHERE + " and out must hold as many elements of x's dtype",
                         hs -> outProblem(hs[0], hs[1], hs[0].numel), x, into)[0];
         if (op == ReduceOp.MEAN && !h.type.isFloatingPoint()) {
             throw new CommunicationException(name + ": MEAN needs a floating-point tensor, got " + h);
@@ -608,7 +640,7 @@ public final class Communicator implements AutoCloseable {
             mpiOp = MPI.MAX; // logical or
         }
         long nbytes = h.numel * staged.elementSize;
-        long chunk = (collective.chunkBytes() / staged.elementSize) * staged.elementSize;
+        long chunk = (chunkBytes / staged.elementSize) * staged.elementSize;
         for (long off = 0; off < nbytes; off += chunk) {
             int len = (int) Math.min(chunk, nbytes - off);
             int count = len / staged.elementSize;
@@ -767,22 +799,22 @@ public final class Communicator implements AutoCloseable {
     // Internals
 
     /**
-     * The headers of {@code tensors}, once every rank has found the first one the same as its
-     * own and {@code check} (given the headers) has found no problem on any rank; otherwise every
-     * rank throws ({@link #disagreement}). A tensor that cannot travel (null, an unsupported
-     * dtype) is such a problem too, so no rank is left waiting in the collective that would have
-     * followed.
+     * The headers of {@code tensors}, once every rank has found the first one and the chunk size
+     * the collective will split by ({@code chunk}) the same as its own, and {@code check} (given
+     * the headers) has found no problem on any rank; otherwise every rank throws
+     * ({@link #disagreement}). A tensor that cannot travel (null, an unsupported dtype) is such a
+     * problem too, so no rank is left waiting in the collective that would have followed.
      */
-    private TensorHeader[] agree(String op, Supplier<String> rule, Function<TensorHeader[], String> check,
-            Tensor... tensors) throws MPIException {
+    private TensorHeader[] agree(String op, long chunk, Supplier<String> rule,
+            Function<TensorHeader[], String> check, Tensor... tensors) throws MPIException {
         LocalCheck mine = LocalCheck.of(check, tensors);
         TensorHeader first = mine.headers()[0];
         long fp = first == null ? 0 : first.fingerprint();
         long nbytes = first == null ? -1 : first.nbytes;
-        if (Agreement.sameOnEveryRank(headerCollectives, mine.problem() == null, fp, nbytes)) {
+        if (Agreement.sameOnEveryRank(headerCollectives, mine.problem() == null, fp, nbytes, chunk)) {
             return mine.headers();
         }
-        throw disagreement(op, rule, mine);
+        throw disagreement(op, rule, mine, chunk);
     }
 
     /**
@@ -805,11 +837,12 @@ public final class Communicator implements AutoCloseable {
     }
 
     /**
-     * Once every rank knows that some rank's tensors broke a collective's rule: gathers every
-     * rank's headers and returns the exception to throw, naming {@code rule} (built only now),
-     * every rank's tensors and this rank's own problem. Every rank must call it.
+     * Once every rank knows that some rank's tensors broke a collective's rule, or that the
+     * ranks' chunk sizes ({@code chunk} on this rank) differ: gathers every rank's headers and
+     * chunk size and returns the exception to throw, naming {@code rule} (built only now) or the
+     * chunk sizes, every rank's tensors and this rank's own problem. Every rank must call it.
      */
-    private CommunicationException disagreement(String op, Supplier<String> rule, LocalCheck mine)
+    private CommunicationException disagreement(String op, Supplier<String> rule, LocalCheck mine, long chunk)
             throws MPIException {
         TensorHeader[] headers = mine.headers();
         int k = headers.length;
@@ -833,8 +866,21 @@ public final class Communicator implements AutoCloseable {
             }
             ranks.add("rank " + r + ": " + String.join(" into ", described));
         }
-        return new CommunicationException(op + ": " + rule.get() + ", got " + String.join(", ", ranks)
+        long[] chunks = new long[size];
+        headerCollectives.allGather(new long[] {chunk}, 1, MPI.LONG, chunks, 1, MPI.LONG);
+        String what = Arrays.stream(chunks).distinct().count() == 1 ? rule.get() + ", got "
+                : "the chunk size (setChunkBytes or -Dmn4j.chunkBytes) must be the same on every rank, got "
+                        + chunkSizes(chunks) + "; the tensors: ";
+        return new CommunicationException(op + ": " + what + String.join(", ", ranks)
                 + (mine.problem() == null ? "" : " (on rank " + rank + ": " + mine.problem() + ")"));
+    }
+
+    private static String chunkSizes(long[] chunks) {
+        List<String> each = new ArrayList<>();
+        for (int r = 0; r < chunks.length; r++) {
+            each.add("rank " + r + ": " + chunks[r]);
+        }
+        return String.join(", ", each);
     }
 
     /** The rule of the reductions and of bcastInto. */

@@ -149,7 +149,7 @@ public final class RecvHandle {
             TensorHeader h = Wire.readHeader(header, src, context);
             out = HeldTensors.make(h::allocate);
             bytes = h.nbytes;
-            wire.postReceive(h, out, header, src, tag, payload);
+            wire.postReceive(h, out, header, src, tag, payload, context);
         } catch (CommunicationException e) {
             // Nothing follows the header: later receives from this (source, tag) go on.
             failure = e;
@@ -168,7 +168,7 @@ public final class RecvHandle {
 
     private void finish() {
         if (!payload.isEmpty() && received != bytes) { // else the payload was inline
-            failure = Wire.chunkMismatch(context + ": received " + received + " of the " + bytes + " payload bytes");
+            failure = Wire.payloadMismatch(context + ": received " + received + " of the " + bytes + " payload bytes");
             HeldTensors.release(out); // its data is incomplete: nobody gets it
             out = null;
             throw failure;

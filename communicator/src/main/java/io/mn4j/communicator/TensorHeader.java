@@ -14,7 +14,11 @@ final class TensorHeader {
     static final int LONGS = 4 + MAX_DIMS;
     static final int BYTES = LONGS * Long.BYTES;
     private static final long MAGIC = 0x6d6e346a00000000L; // "mn4j"
-    /** Slot 3 of a header row: 0 for a tensor, {@link #INVALID} for a rank with invalid input. */
+    /**
+     * Slot 3 of a header row: {@link #INVALID} for a rank with invalid input; for a tensor, the
+     * sender's chunk size where a payload follows the header ({@link #write(LongBuffer, int, long)}),
+     * else 0.
+     */
     private static final long INVALID = -1;
 
     final WireType type;
@@ -48,10 +52,18 @@ final class TensorHeader {
     }
 
     void write(LongBuffer out, int at) {
+        write(out, at, 0);
+    }
+
+    /**
+     * Writes the header of a payload that follows in chunks of {@code chunkBytes}: the receiver
+     * splits its receive as the sender split the message ({@link #chunkBytes}).
+     */
+    void write(LongBuffer out, int at, long chunkBytes) {
         out.put(at, MAGIC | type.code);
         out.put(at + 1, shape.length);
         out.put(at + 2, nbytes);
-        out.put(at + 3, 0);
+        out.put(at + 3, chunkBytes);
         for (int i = 0; i < MAX_DIMS; i++) {
             out.put(at + 4 + i, i < shape.length ? shape[i] : 0);
         }
@@ -75,6 +87,18 @@ final class TensorHeader {
     /** The code written by {@link #writeInvalid}. */
     static long invalidCode(LongBuffer in, int at) {
         return in.get(at + 2);
+    }
+
+    /**
+     * The chunk size the sender of a header split its payload by ({@link #write(LongBuffer, int,
+     * long)}); throws if the header names none.
+     */
+    static long chunkBytes(LongBuffer in, int at, String context) {
+        long chunk = in.get(at + 3);
+        if (chunk <= 0 || chunk > Communicator.DEFAULT_CHUNK_BYTES) {
+            throw new CommunicationException(context + ": corrupt header with a chunk size of " + chunk + " bytes");
+        }
+        return chunk;
     }
 
     static TensorHeader read(LongBuffer in, int at, String context) {

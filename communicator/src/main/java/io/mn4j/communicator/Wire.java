@@ -25,7 +25,10 @@ import org.bytedeco.pytorch.Tensor;
  * <p>Payloads of at most {@link #INLINE_BYTES} bytes travel inside the header message, so a small
  * tensor costs one MPI message and no round trip. Larger payloads go as a second message, on a
  * separate communicator so that a posted header receive can never match a payload, sent from
- * and received into the tensor's own memory, in chunks of at most {@code chunkBytes}.
+ * and received into the tensor's own memory, in chunks of at most the sender's {@code chunkBytes}.
+ * The header carries that chunk size and the receiver splits its receive by it, never by its own:
+ * a receive shorter than its message is MPI_ERR_TRUNCATE, and Open MPI 4.1's single-copy transfer
+ * may then write past the receive buffer.
  *
  * <p>The collectives' {@link #exchange} sends most tensors as one message each instead, their
  * dtype and shape in its tag ({@link ShapeTag}).
@@ -59,9 +62,12 @@ final class Wire {
         return chunkBytes;
     }
 
-    /** Writes the header (and an inline payload) into a buffer; returns the message length. */
-    private static int packHeader(TensorHeader h, Tensor data, ByteBuffer buf) {
-        h.write(buf.asLongBuffer(), 0);
+    /**
+     * Writes the header (and an inline payload) into a buffer, with the chunk size the payload
+     * will be sent in; returns the message length.
+     */
+    private static int packHeader(TensorHeader h, Tensor data, ByteBuffer buf, long chunk) {
+        h.write(buf.asLongBuffer(), 0, chunk);
         if (h.nbytes <= INLINE_BYTES) {
             TensorBytes.copyOut(data, buf, TensorHeader.BYTES, h.nbytes);
             return TensorHeader.BYTES + (int) h.nbytes;
@@ -72,10 +78,11 @@ final class Wire {
     /** Blocking send of a wire-ready tensor with its header; returns the payload bytes. */
     long send(Tensor data, TensorHeader h, int dst, int tag) throws MPIException {
         ByteBuffer buf = HeaderBuffers.mine(1);
-        int length = packHeader(h, data, buf);
+        long chunk = chunkBytes; // once: the header promises the chunks sent
+        int length = packHeader(h, data, buf, chunk);
         headerComm.send(buf, length, MPI.BYTE, dst, tag);
         if (h.nbytes > INLINE_BYTES) {
-            sendPayload(data, h.nbytes, dst, tag);
+            sendPayload(data, h.nbytes, dst, tag, chunk);
         }
         Reference.reachabilityFence(data);
         return h.nbytes;
@@ -128,7 +135,7 @@ final class Wire {
         if (h.nbytes <= INLINE_BYTES) {
             TensorBytes.copyIn(out, buf, TensorHeader.BYTES, h.nbytes);
         } else {
-            recvPayload(out, h.nbytes, src, tag);
+            recvPayload(out, h.nbytes, src, tag, TensorHeader.chunkBytes(buf.asLongBuffer(), 0, context));
         }
         if (!fits) {
             throw new CommunicationException(context + ": rank " + src + " sent " + h
@@ -141,16 +148,15 @@ final class Wire {
         return out;
     }
 
-    void sendPayload(Tensor data, long nbytes, int dst, int tag) throws MPIException {
-        long chunk = chunkBytes;
+    private void sendPayload(Tensor data, long nbytes, int dst, int tag, long chunk) throws MPIException {
         for (long off = 0; off < nbytes; off += chunk) {
             int len = (int) Math.min(chunk, nbytes - off);
             payloadComm.send(TensorBytes.wire(data, off, len), len, MPI.BYTE, dst, tag);
         }
     }
 
-    void recvPayload(Tensor out, long nbytes, int src, int tag) throws MPIException {
-        long chunk = chunkBytes;
+    /** Receives a payload in the chunks of its sender's size, {@code chunk}. */
+    private void recvPayload(Tensor out, long nbytes, int src, int tag, long chunk) throws MPIException {
         for (long off = 0; off < nbytes; off += chunk) {
             int len = (int) Math.min(chunk, nbytes - off);
             Status s = payloadComm.recv(TensorBytes.wire(out, off, len), len, MPI.BYTE, src, tag);
@@ -158,29 +164,29 @@ final class Wire {
         }
     }
 
-    /** A shorter chunk than expected means the sender splits at another size: not silently. */
+    /** A shorter chunk than its header announced: not silently. */
     private static void checkChunk(int received, int expected, int src) {
         if (received != expected) {
-            throw chunkMismatch("a payload chunk from rank " + src + " has " + received + " bytes where "
+            throw payloadMismatch("a payload chunk from rank " + src + " has " + received + " bytes where "
                     + expected + " were expected");
         }
     }
 
-    static CommunicationException chunkMismatch(String what) {
-        return new CommunicationException(what + ": the ranks use different chunk sizes (setChunkBytes or"
-                + " -Dmn4j.chunkBytes must be the same on every rank)");
+    static CommunicationException payloadMismatch(String what) {
+        return new CommunicationException(what + ": the payload does not match its header (mismatched"
+                + " send/recv pairing, or sends on one (peer, tag) from several threads at once?)");
     }
 
-    void isendPayload(Tensor data, long nbytes, int dst, int tag, List<Request> into) throws MPIException {
-        long chunk = chunkBytes;
+    private void isendPayload(Tensor data, long nbytes, int dst, int tag, long chunk, List<Request> into)
+            throws MPIException {
         for (long off = 0; off < nbytes; off += chunk) {
             int len = (int) Math.min(chunk, nbytes - off);
             into.add(payloadComm.iSend(TensorBytes.wire(data, off, len), len, MPI.BYTE, dst, tag));
         }
     }
 
-    void irecvPayload(Tensor out, long nbytes, int src, int tag, List<Request> into) throws MPIException {
-        long chunk = chunkBytes;
+    private void irecvPayload(Tensor out, long nbytes, int src, int tag, long chunk, List<Request> into)
+            throws MPIException {
         for (long off = 0; off < nbytes; off += chunk) {
             int len = (int) Math.min(chunk, nbytes - off);
             into.add(payloadComm.iRecv(TensorBytes.wire(out, off, len), len, MPI.BYTE, src, tag));
@@ -193,22 +199,23 @@ final class Wire {
      */
     private void postSend(Intracomm headerVia, int headerTag, int payloadTag, TensorHeader h, Tensor data,
             ByteBuffer buf, int dst, List<Request> into) throws MPIException {
-        into.add(headerVia.iSend(buf, packHeader(h, data, buf), MPI.BYTE, dst, headerTag));
+        long chunk = chunkBytes;
+        into.add(headerVia.iSend(buf, packHeader(h, data, buf, chunk), MPI.BYTE, dst, headerTag));
         if (h.nbytes > INLINE_BYTES) {
-            isendPayload(data, h.nbytes, dst, payloadTag, into);
+            isendPayload(data, h.nbytes, dst, payloadTag, chunk, into);
         }
     }
 
     /**
      * Once a header message is in: copies its inline payload into {@code out}, or posts the
-     * payload receive.
+     * payload receive, in the chunks the header names.
      */
-    void postReceive(TensorHeader h, Tensor out, ByteBuffer header, int src, int tag, List<Request> into)
-            throws MPIException {
+    void postReceive(TensorHeader h, Tensor out, ByteBuffer header, int src, int tag, List<Request> into,
+            String context) throws MPIException {
         if (h.nbytes <= INLINE_BYTES) {
             TensorBytes.copyIn(out, header, TensorHeader.BYTES, h.nbytes);
         } else {
-            irecvPayload(out, h.nbytes, src, tag, into);
+            irecvPayload(out, h.nbytes, src, tag, TensorHeader.chunkBytes(header.asLongBuffer(), 0, context), into);
         }
     }
 
@@ -327,7 +334,7 @@ final class Wire {
             }
             TensorHeader theirs = TensorHeader.read(longs, 0, context);
             got[src] = theirs.allocate();
-            postReceive(theirs, got[src], buf, src, ShapeTag.PAYLOAD, requests);
+            postReceive(theirs, got[src], buf, src, ShapeTag.PAYLOAD, requests, context);
         }
         for (int i = requests.size() - 1; i >= 0; i--) { // receives first, as MPI's all-to-all
             requests.get(i).waitFor();

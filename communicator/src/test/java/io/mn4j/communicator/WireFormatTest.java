@@ -93,6 +93,22 @@ class WireFormatTest {
     }
 
     @Test
+    void headerCarriesTheSendersChunkSize() {
+        TensorHeader h = TensorHeader.of(torch.empty(new long[] {40, 50}, new TensorOptions(ScalarType.Float), null));
+        LongBuffer buf = LongBuffer.allocate(TensorHeader.LONGS);
+        h.write(buf, 0, 64);
+        assertEquals(64, TensorHeader.chunkBytes(buf, 0, "test"));
+        assertFalse(TensorHeader.isInvalid(buf, 0));
+        assertArrayEquals(h.shape, TensorHeader.read(buf, 0, "test").shape);
+        // A header written without one (0) cannot drive a payload loop: corrupt, not an endless loop.
+        h.write(buf, 0);
+        CommunicationException e = assertThrows(CommunicationException.class,
+                () -> TensorHeader.chunkBytes(buf, 0, "recv (rank 1 from rank 0, tag 3)"));
+        assertTrue(e.getMessage().contains("recv (rank 1 from rank 0, tag 3)"), e.getMessage());
+        assertTrue(e.getMessage().contains("chunk size of 0"), e.getMessage());
+    }
+
+    @Test
     void headersTellDtypesAndShapesApart() {
         Tensor a = torch.empty(new long[] {2, 3}, new TensorOptions(ScalarType.Float), null);
         Tensor b = torch.empty(new long[] {3, 2}, new TensorOptions(ScalarType.Float), null);

@@ -684,6 +684,100 @@ public class CollectiveSuite implements ScenarioSuite {
         }
     }
 
+    /**
+     * The collectives whose data follows a header (or travels in one message), on tensors of a few
+     * chunks: bcast, gather, allgather, alltoall, scatter and the object collectives.
+     */
+    static void headedCollectives(Communicator c, Check check, List<Item> items, String prefix) {
+        bcast(c, check, items, prefix);
+        gather(c, check, CHUNK_FAMILIES, prefix);
+        allgather(c, check, CHUNK_FAMILIES, prefix);
+        alltoall(c, check, CHUNK_FAMILIES, prefix);
+        scatter(c, check, CHUNK_FAMILIES, prefix);
+        objects(c, check, prefix);
+    }
+
+    /**
+     * Even ranks chunk at 64 bytes, odd ranks at 128, with tensors of a few KiB. The collectives
+     * whose data follows a header (bcast, gather, allgather, alltoall, scatter, objects) split as
+     * the sender did and deliver; the ones that move chunks in lockstep (bcastInto, the reductions,
+     * allgatherInto and alltoallInto of blocks over 64 bytes) throw on every rank, naming every
+     * rank's chunk size, and the next collective works.
+     */
+    static void perRankChunks(Communicator c, Check check, List<Item> items) {
+        int me = c.rank();
+        int n = c.size();
+        c.setChunkBytes(me % 2 == 0 ? 64 : 128);
+        c.barrier();
+        try {
+            String p = "per-rank chunks ";
+            headedCollectives(c, check, items, p);
+            // Blocks of at most the smaller chunk are never split: they need no agreement on it.
+            for (long elements : new long[] {12, 16}) {
+                Tensor x = Data.wide(ScalarType.Float, new long[] {elements}, me);
+                Tensor out = Data.filled(ScalarType.Float, n, elements);
+                c.allgatherInto(x, out);
+                check.tensorsClose(p + "allgatherInto of " + 4 * elements + "-byte blocks",
+                        flatCat(Data.perRank(n, r -> Data.wide(ScalarType.Float, new long[] {elements}, r))),
+                        out.reshape(-1), 0);
+                Tensor blocks = Data.wide(ScalarType.Float, new long[] {n, elements}, 10L * me);
+                Tensor exchanged = Data.filled(ScalarType.Float, n, elements);
+                c.alltoallInto(blocks, exchanged);
+                check.tensorsClose(p + "alltoallInto of " + 4 * elements + "-byte blocks",
+                        flatCat(Data.perRank(n, r -> Data.wide(ScalarType.Float, new long[] {n, elements}, 10L * r)
+                                .select(0, me))), exchanged.reshape(-1), 0);
+            }
+            long[] shape = {9, 40}; // 1440 bytes of float32: 12 or 23 chunks
+            Tensor x = Data.small(ScalarType.Float, shape, me);
+            Tensor sum = Data.reduce(Data.perRank(n, r -> Data.small(ScalarType.Float, shape, r)), ReduceOp.SUM);
+            Map<String, Runnable> lockstep = new LinkedHashMap<>();
+            lockstep.put("bcastInto", () -> {
+                Tensor into = me == 0 ? x.clone() : Data.filled(ScalarType.Float, shape);
+                c.bcastInto(into, 0);
+                check.tensorsClose(p + "bcastInto", Data.small(ScalarType.Float, shape, 0), into, 0);
+            });
+            lockstep.put("allreduce", () -> check.tensorsClose(p + "allreduce", sum, c.allreduce(x, ReduceOp.SUM), 0));
+            lockstep.put("reduce", () -> {
+                Tensor got = c.reduce(x, ReduceOp.SUM, n - 1);
+                if (me == n - 1) {
+                    check.tensorsClose(p + "reduce", sum, got, 0);
+                }
+            });
+            lockstep.put("allreduceInto", () -> {
+                Tensor out = Data.filled(ScalarType.Float, shape);
+                c.allreduceInto(x, out, ReduceOp.SUM);
+                check.tensorsClose(p + "allreduceInto", sum, out, 0);
+            });
+            lockstep.put("allgatherInto", () -> {
+                Tensor out = Data.filled(ScalarType.Float, n * 9, 40);
+                c.allgatherInto(x, out);
+                check.tensorsClose(p + "allgatherInto", flatCat(Data.perRank(n, r -> Data.small(ScalarType.Float,
+                        shape, r))), out.reshape(-1), 0);
+            });
+            lockstep.put("alltoallInto", () -> {
+                Tensor blocks = Data.small(ScalarType.Float, new long[] {n, 360}, me);
+                Tensor out = Data.filled(ScalarType.Float, n, 360);
+                c.alltoallInto(blocks, out);
+                check.tensorsClose(p + "alltoallInto", flatCat(Data.perRank(n, r -> Data.small(ScalarType.Float,
+                        new long[] {n, 360}, r).select(0, me))), out.reshape(-1), 0);
+            });
+            for (Map.Entry<String, Runnable> op : lockstep.entrySet()) {
+                if (n == 1) {
+                    op.getValue().run(); // one chunk size: nothing to disagree on
+                } else {
+                    check.throwsWith(p + op.getKey() + " refused on every rank", op.getValue(), op.getKey().replace("bcastInto", "bcast"),
+                            "chunk size", "rank 0: 64", "rank 1: 128");
+                }
+                // The next collective, with the chunk sizes still different, finds nothing left over.
+                allgather(c, check, CHUNK_FAMILIES.subList(3, 4), p + "after " + op.getKey() + ": ");
+            }
+        } finally {
+            c.barrier();
+            c.setChunkBytes(Communicator.DEFAULT_CHUNK_BYTES);
+        }
+        stillWorks(c, check, "per-rank chunk sizes");
+    }
+
     static List<Tensor> fullList(int count) {
         List<Tensor> out = new ArrayList<>();
         for (int i = 0; i < count; i++) {
@@ -741,15 +835,10 @@ public class CollectiveSuite implements ScenarioSuite {
             c.barrier();
             try {
                 String p = "chunked ";
-                bcast(c, check, chunkItems, p);
+                headedCollectives(c, check, chunkItems, p);
                 bcastInto(c, check, chunkItems, p);
-                gather(c, check, CHUNK_FAMILIES, p);
-                allgather(c, check, CHUNK_FAMILIES, p);
-                alltoall(c, check, CHUNK_FAMILIES, p);
-                scatter(c, check, CHUNK_FAMILIES, p);
                 intoCollectives(c, check, chunkItems, p);
                 reductions(c, check, CHUNK_REDUCE_SHAPES, true, p);
-                objects(c, check, p);
                 badInputs(c, check, p);
             } finally {
                 c.barrier();
@@ -757,6 +846,8 @@ public class CollectiveSuite implements ScenarioSuite {
             }
             check.equal("default chunk size restored", Communicator.DEFAULT_CHUNK_BYTES, c.chunkBytes());
         });
+        s.put("per-rank chunk sizes (64 or 128 bytes): correct data or an error on every rank",
+                (c, check) -> perRankChunks(c, check, chunkItems));
         return s;
     }
 }

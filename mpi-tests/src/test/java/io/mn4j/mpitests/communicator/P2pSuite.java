@@ -650,6 +650,28 @@ public class P2pSuite implements ScenarioSuite {
             }
             check.equal("default chunk size restored", Communicator.DEFAULT_CHUNK_BYTES, c.chunkBytes());
         });
+
+        s.put("per-rank chunk sizes (64 or 128 bytes): receivers split as their senders did", (c, check) -> {
+            // Even ranks 128 then 64 bytes, odd ranks the other: every pair of neighbours sends both
+            // ways, the lower rank first, so a sender's chunk is larger than its receiver's in one
+            // direction and smaller in the other, either first.
+            for (long even : new long[] {128, 64}) {
+                c.setChunkBytes(c.rank() % 2 == 0 ? even : 192 - even);
+                c.barrier();
+                String p = "per-rank chunks (even ranks " + even + ") ";
+                try {
+                    blockingMatrix(c, check, chunkItems, 170, p);
+                    nonblockingMatrix(c, check, chunkItems, 180, p);
+                    ordering(c, check, 190, p);
+                    recvInto(c, check, 200, p, new long[] {9, 40});
+                } finally {
+                    c.barrier();
+                    c.setChunkBytes(Communicator.DEFAULT_CHUNK_BYTES);
+                }
+            }
+            // The next operations, with equal chunk sizes again, find no stray chunk.
+            blockingMatrix(c, check, chunkItems, 210, "after per-rank chunks ");
+        });
         return s;
     }
 }
