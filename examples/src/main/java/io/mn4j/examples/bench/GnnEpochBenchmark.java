@@ -76,10 +76,10 @@ import picocli.CommandLine.Option;
  *
  * <p><b>Bytes per layer (run with 2 or more ranks).</b> In one-shot mode each GCN layer sends the
  * boundary rows of its (post-linear) features once: the bytes all ranks send per layer (the
- * manager's {@code alltoall} counters) must equal the partitioner's communication volume (boundary
- * rows over all partition pairs, from the partition metadata) × layer width × 4 bytes, and the
- * manager's own row counts; also over one whole epoch (forward, reverse exchange of the
- * gradients, evaluation forward: 3× the layer sum).
+ * manager's {@code alltoall} and {@code isend} counters) must equal the partitioner's
+ * communication volume (boundary rows over all partition pairs, from the partition metadata) ×
+ * layer width × 4 bytes, and the manager's own row counts; also over one whole epoch (forward,
+ * the gradients' way back, evaluation forward: 3× the layer sum).
  *
  * <p>Prints a table and writes a CSV. {@code scripts/bench-gnn-epoch.sh} runs both parts.
  */
@@ -455,7 +455,7 @@ public final class GnnEpochBenchmark implements Callable<Integer> {
                 long layerSum = 0;
                 for (int l = 0; l < widths.length; l++) {
                     long width = widths[l];
-                    long sent = alltoallBytes(graph, () -> {
+                    long sent = exchangedBytes(graph, () -> {
                         try (PointerScope s = new PointerScope(); NoGradGuard g = new NoGradGuard()) {
                             graph.aggregate(torch.ones(part.numLocalNodes(), width), EdgeNorm.GCN);
                         }
@@ -469,7 +469,7 @@ public final class GnnEpochBenchmark implements Callable<Integer> {
                         String.valueOf(total), String.valueOf(expected), String.valueOf(meta.commVolume()), String.valueOf(managerRows),
                         String.valueOf(total == expected)});
                 }
-                long epochSent = comm.allreduceObj(alltoallBytes(graph, run::epoch), Long::sum);
+                long epochSent = comm.allreduceObj(exchangedBytes(graph, run::epoch), Long::sum);
                 out.printf(Locale.ROOT, "  %-28s %8s %14d %14d %7s%n", "training epoch (fwd+bwd+eval)", "", epochSent, 3 * layerSum,
                         epochSent == 3 * layerSum);
                 rows.add(new String[] {source.label(), String.valueOf(comm.size()), "training epoch", "", String.valueOf(epochSent),
@@ -490,16 +490,24 @@ public final class GnnEpochBenchmark implements Callable<Integer> {
         }
     }
 
-    /** Payload bytes this rank's shard manager sent by alltoall while {@code body} ran. */
-    private static long alltoallBytes(GraphShardManager graph, Runnable body) {
-        long before = alltoallSent(graph);
+    /**
+     * Payload bytes this rank's shard manager sent while {@code body} ran: its forward's
+     * {@code alltoall} and its backward's gradients, which go back point to point ({@code isend}).
+     */
+    private static long exchangedBytes(GraphShardManager graph, Runnable body) {
+        long before = bytesSent(graph);
         body.run();
-        return alltoallSent(graph) - before;
+        return bytesSent(graph) - before;
     }
 
-    private static long alltoallSent(GraphShardManager graph) {
-        var op = graph.communicator().stats().snapshot().get("alltoall");
-        return op == null ? 0 : op.bytesSent();
+    private static long bytesSent(GraphShardManager graph) {
+        var ops = graph.communicator().stats().snapshot();
+        long sent = 0;
+        for (String name : new String[] {"alltoall", "isend"}) {
+            var op = ops.get(name);
+            sent += op == null ? 0 : op.bytesSent();
+        }
+        return sent;
     }
 
     // ---------------------------------------------------------------------------------------------
