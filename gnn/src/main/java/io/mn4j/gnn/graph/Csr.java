@@ -1,6 +1,7 @@
 package io.mn4j.gnn.graph;
 
 import io.mn4j.gnn.util.Tensors;
+import java.nio.LongBuffer;
 import java.util.Arrays;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Scalar;
@@ -174,15 +175,27 @@ public final class Csr implements AutoCloseable {
      */
     public long diagonalCount() {
         long[] rp = rowptrArray();
-        long[] c = Tensors.toLongArray(col);
         long n = 0;
-        for (int i = 0; i + 1 < rp.length; i++) {
-            for (int e = (int) rp[i], end = (int) rp[i + 1]; e < end; e++) {
-                if (c[e] == i) n++;
+        // Reads the columns where they are, a slice at a time: a Java copy of them (8 bytes per
+        // edge) grew the resident memory of a training rank by ~15 MiB on 2.5M edges, for good.
+        try (PointerScope s = new PointerScope()) {
+            Tensor c = col.contiguous();
+            int row = 0;
+            for (long from = 0; from < rp[rp.length - 1]; from += DIAGONAL_SLICE) {
+                long len = Math.min(DIAGONAL_SLICE, rp[rp.length - 1] - from);
+                LongBuffer cols = Tensors.bytes(c.narrow(0, from, len)).asLongBuffer();
+                for (int k = 0; k < len; k++) {
+                    long e = from + k;
+                    while (rp[row + 1] <= e) row++;
+                    if (cols.get(k) == row) n++;
+                }
             }
         }
         return n;
     }
+
+    /** Entries read per direct buffer in {@link #diagonalCount()} (a buffer holds under 2 GiB). */
+    private static final long DIAGONAL_SLICE = 1L << 26;
 
     /**
      * This matrix without its diagonal entries (see {@link #diagonalCount()}; in a graph adjacency,
