@@ -149,7 +149,7 @@ public final class Functions {
         String name = "recv(rank " + comm.rank() + " <- " + src + ", tag " + tag + ")";
         Backward backward = grads -> {
             Tensor g = grads.get(0);
-            isendTracked(state, comm, g != null ? g : Tensors.zeroGradientMarker(dtype), src, gradTag);
+            isendTracked(state, comm, Tensors.gradientOrMarker(g, dtype), src, gradTag);
             return delegate.gradients();
         };
         return CustomFunction.apply(name, inputsOf(delegateOrNull), Collections.singletonList(z), backward,
@@ -263,7 +263,7 @@ public final class Functions {
             for (int i = 0; i < n; i++) {
                 if (dtypes[i] != null) {
                     Tensor g = grads.get(i);
-                    isendTracked(state, comm, g != null ? g : Tensors.zeroGradientMarker(dtypes[i]), src, gradTag);
+                    isendTracked(state, comm, Tensors.gradientOrMarker(g, dtypes[i]), src, gradTag);
                 }
             }
             return delegate.gradients();
@@ -373,19 +373,24 @@ public final class Functions {
         int n = ys.size();
         // Gradient tags of every floating-point tensor that crossed between two ranks, counted on
         // both ends alike: the sender knows what it sent, the receiver what it got.
+        boolean[] floatIn = new boolean[n];
+        boolean[] floatOut = new boolean[n];
         int[] gradFrom = new int[n];
         int[] gradTo = new int[n];
         List<Integer> floatsOut = new ArrayList<>();
+        boolean anyOut = false;
         for (int j = 0; j < n; j++) {
-            if (j != me && Tensors.differentiable(xs.get(j))) {
+            floatIn[j] = Tensors.differentiable(xs.get(j));
+            floatOut[j] = Tensors.differentiable(ys.get(j));
+            anyOut |= floatOut[j];
+            if (j != me && floatIn[j]) {
                 gradFrom[j] = state.collectiveSendGradient(j);
                 floatsOut.add(j);
             }
-            if (j != me && Tensors.differentiable(ys.get(j))) {
+            if (j != me && floatOut[j]) {
                 gradTo[j] = state.collectiveRecvGradient(j);
             }
         }
-        boolean anyOut = ys.stream().anyMatch(Tensors::differentiable);
         if (!anyOut) {
             if (!floatsOut.isEmpty()) {
                 throw new IllegalArgumentException("alltoall on rank " + me + ": this rank sends floating-point"
@@ -398,18 +403,12 @@ public final class Functions {
         }
         torch.ScalarType[] dtypes = dtypes(ys);
         long[][] shapes = shapes(xs);
-        boolean[] floatIn = new boolean[n];
-        boolean[] floatOut = new boolean[n];
-        for (int j = 0; j < n; j++) {
-            floatIn[j] = Tensors.differentiable(xs.get(j));
-            floatOut[j] = Tensors.differentiable(ys.get(j));
-        }
         String name = "alltoall#" + id;
         Backward backward = grads -> {
             for (int j = 0; j < n; j++) {
                 if (j != me && floatOut[j]) {
                     Tensor g = grads.get(j);
-                    isendTracked(state, comm, g != null ? g : Tensors.zeroGradientMarker(dtypes[j]), j, gradTo[j]);
+                    isendTracked(state, comm, Tensors.gradientOrMarker(g, dtypes[j]), j, gradTo[j]);
                 }
             }
             List<Tensor> out = new ArrayList<>(n);
@@ -455,7 +454,7 @@ public final class Functions {
         Backward backward = grads -> {
             state.checkOrder(comm, "bcast", id);
             Tensor g = grads.get(0);
-            List<Tensor> all = comm.gather(g != null ? g : Tensors.zeroGradientMarker(dtype), root);
+            List<Tensor> all = comm.gather(Tensors.gradientOrMarker(g, dtype), root);
             return isRoot ? Collections.singletonList(sumReceived(all, shape, name)) : delegate.gradients();
         };
         List<Tensor> inputs = isRoot ? Collections.singletonList(xOrNull) : inputsOf(xOrNull);
@@ -506,7 +505,7 @@ public final class Functions {
             for (int j = 0; j < n; j++) {
                 if (floats[j] && j != root) {
                     Tensor g = grads.get(j);
-                    isendTracked(state, comm, g != null ? g : Tensors.zeroGradientMarker(dtypes[j]), j, gradTo[j]);
+                    isendTracked(state, comm, Tensors.gradientOrMarker(g, dtypes[j]), j, gradTo[j]);
                 }
             }
             return Collections.singletonList(floats[root] ? grads.get(root) : null);
@@ -544,7 +543,7 @@ public final class Functions {
             torch.ScalarType dtype = y.scalar_type();
             Backward backward = grads -> {
                 Tensor g = grads.get(0);
-                isendTracked(state, comm, g != null ? g : Tensors.zeroGradientMarker(dtype), root, gradTag);
+                isendTracked(state, comm, Tensors.gradientOrMarker(g, dtype), root, gradTag);
                 return List.of();
             };
             return CustomFunction.apply(name, List.of(), Collections.singletonList(y), backward, Schedule.EAGER, comm)
@@ -730,7 +729,7 @@ public final class Functions {
         List<Tensor> out = new ArrayList<>(grads.size());
         for (int j = 0; j < grads.size(); j++) {
             Tensor g = grads.get(j);
-            out.add(g != null ? g : Tensors.zeroGradientMarker(dtypes[j]));
+            out.add(Tensors.gradientOrMarker(g, dtypes[j]));
         }
         return out;
     }

@@ -42,6 +42,11 @@ final class Tensors {
         return torch.empty(new long[] {0}, new TensorOptions(dtype), null);
     }
 
+    /** What goes over the wire for gradient {@code g}: {@code g}, or the marker when it is null. */
+    static Tensor gradientOrMarker(Tensor g, torch.ScalarType dtype) {
+        return g != null ? g : zeroGradientMarker(dtype);
+    }
+
     /** A received gradient, or null when the peer sent the zero-gradient marker. */
     static Tensor receivedGradient(Tensor g, long[] expectedShape, String context) {
         if (g.numel() == 0) {
