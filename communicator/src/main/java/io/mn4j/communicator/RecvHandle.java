@@ -151,8 +151,13 @@ public final class RecvHandle {
             bytes = h.nbytes;
             wire.postReceive(h, out, header, src, tag, payload, context);
         } catch (CommunicationException e) {
-            // Nothing follows the header: later receives from this (source, tag) go on.
+            // Nothing follows the header: later receives from this (source, tag) go on. A tensor
+            // already made for a header with a corrupt chunk size is never handed out.
             failure = e;
+            if (out != null) {
+                HeldTensors.release(out);
+                out = null;
+            }
         }
         HeaderBuffers.give(header);
         header = null;
