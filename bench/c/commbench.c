@@ -14,7 +14,9 @@
  *              MPI_Allgatherv / MPI_Alltoallv into it, free
  * Buffers: one send and one receive buffer per op, at the largest size and a 2 MiB boundary; the
  * smaller sizes use prefixes (the Java side places its tensors the same way).
- * Method: per op, a global warm-up at the smallest size; then per size: barrier, WARMUP untimed
+ * Method: per op, a global warm-up at the smallest size (for collectives a second one at 1 MiB:
+ * the Java side receives tensors of 256 KiB and more on a path the smallest size never takes);
+ * then per size: barrier, WARMUP untimed
  * ops, then REPEATS times {barrier; time ITERS ops; per-op time = elapsed / ITERS; for
  * collectives the maximum over ranks}. ITERS = clamp(16 MiB / BYTES, 2, 100), so repeats are short
  * and some escape interference from other processes. The reported time is the minimum (default)
@@ -42,6 +44,8 @@
 /* Untimed operations before the first size (lets the JVM compile the Java side's hot paths). */
 #define PP_GLOBAL_WARMUP 5000
 #define COLL_GLOBAL_WARMUP 20000
+#define COLL_LARGE_WARMUP 1000
+#define COLL_LARGE_WARMUP_BYTES ((long) 1 << 20)
 
 static int quick = 0;
 static int use_min = 1;
@@ -170,12 +174,13 @@ static void collective(FILE *out, enum coll which, int rank, int size) {
     float *recv = alloc_floats(which == ALLGATHER || which == ALLGATHER_ALLOC ? maxBytes * size : maxBytes);
     double *t = malloc(sizeof(double) * repeats);
     long global = quick ? COLL_GLOBAL_WARMUP / 20 : COLL_GLOBAL_WARMUP;
+    long large = quick ? COLL_LARGE_WARMUP / 20 : COLL_LARGE_WARMUP;
     for (long bytes = COLL_MIN; bytes <= maxBytes; bytes *= 2) {
         if (quick && bytes != COLL_MIN && bytes != maxBytes) continue;
         int count = (int) (bytes / sizeof(float));
         long iters = iters_for(bytes);
         for (int r = -1; r < repeats; r++) {
-            long n = r < 0 ? warmup_for(iters) + global : iters;
+            long n = r < 0 ? warmup_for(iters) + global + (bytes == COLL_LARGE_WARMUP_BYTES ? large : 0) : iters;
             global = 0;
             MPI_Barrier(MPI_COMM_WORLD);
             double t0 = MPI_Wtime();

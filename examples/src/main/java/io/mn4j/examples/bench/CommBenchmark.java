@@ -66,7 +66,7 @@ import picocli.CommandLine.Option;
  * the C program's buffers are. Each operation runs inside a
  * {@link PointerScope}, so results and temporaries are freed right after it (inside the timed
  * loop, as a program that does not leak would do). Method: per op, a global warm-up at the
- * smallest size; then per size: barrier, warm-up operations, then {@code repeats} times {barrier;
+ * smallest size and, for collectives, a second one at 1 MiB; then per size: barrier, warm-up operations, then {@code repeats} times {barrier;
  * time {@code iters} operations; per-op time = elapsed / iters, for collectives the maximum over
  * ranks}, with iters = clamp(16 MiB / bytes, 2, 100) so that repeats are short and some escape
  * interference from other processes; the reported figure is the minimum (default) or the median
@@ -91,6 +91,13 @@ public final class CommBenchmark implements Callable<Integer> {
     /** Untimed operations before the first size, so that the JIT has compiled the hot paths. */
     static final long PP_GLOBAL_WARMUP = 5000;
     static final long COLL_GLOBAL_WARMUP = 20000;
+    /**
+     * Untimed collectives at {@link #COLL_LARGE_WARMUP_BYTES}: received tensors of 256 KiB and
+     * more come from the receive pool, a path the smallest size never takes; without this its
+     * first size ran with that path still interpreted (2 ranks, 512 KiB: 52 us against 30 warm).
+     */
+    static final long COLL_LARGE_WARMUP = 1000;
+    static final long COLL_LARGE_WARMUP_BYTES = 1L << 20;
 
     /** Which statistic of the repeats is reported. */
     enum Stat { median, min }
@@ -381,6 +388,7 @@ public final class CommBenchmark implements Callable<Integer> {
         long maxBytes = quick ? 1L << 20 : COLL_MAX;
         double[] t = new double[repeats];
         long global = quick ? COLL_GLOBAL_WARMUP / 20 : COLL_GLOBAL_WARMUP;
+        long large = quick ? COLL_LARGE_WARMUP / 20 : COLL_LARGE_WARMUP;
         // Once, at the largest size, as the C program's send and receive buffers; the Into
         // variants and the bindings write into these, the allocating operations make new tensors.
         Tensor xAll = filled(maxBytes, rank + 1);
@@ -412,7 +420,7 @@ public final class CommBenchmark implements Callable<Integer> {
             int count = (int) bytes;
             int block = (int) (bytes / size);
             for (int r = -1; r < repeats; r++) {
-                long n = r < 0 ? warmupFor(iters) + global : iters;
+                long n = r < 0 ? warmupFor(iters) + global + (bytes == COLL_LARGE_WARMUP_BYTES ? large : 0) : iters;
                 global = 0;
                 comm.barrier();
                 long t0 = System.nanoTime();
