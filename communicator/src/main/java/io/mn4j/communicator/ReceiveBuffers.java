@@ -30,10 +30,19 @@ import org.bytedeco.pytorch.global.torch;
  * are 64-byte aligned, as LibTorch's own. System properties {@code mn4j.recvPool.minBytes} and
  * {@code mn4j.recvPool.maxKeptBytes} (0 turns the pool off) change the limits. The storage of a
  * pooled tensor cannot be resized in place ({@code resize_} to a larger size throws).
+ *
+ * <p>The pool is off by default when glibc itself keeps freed memory mapped, as under the
+ * {@code GLIBC_TUNABLES} of {@code scripts/mn4j-run} (no mmap'd blocks, no trimming; see
+ * {@link #glibcKeepsFreedMemory}): there it only adds work, and measured (2026-11-26, 2 and 4
+ * ranks, 4 launches each) the allocating allgather and alltoall ran up to 3x slower with it in
+ * some launches (2-rank allgather of 1 MiB: 96 us without, 98-378 with) and never clearly faster.
+ * Under glibc's defaults it still pays (2-rank allgather of 16 MiB: 3.8 ms against 5.3).
  */
 final class ReceiveBuffers {
     static final long MIN_BYTES = Long.getLong("mn4j.recvPool.minBytes", 256L << 10);
-    static final long MAX_KEPT_BYTES = Long.getLong("mn4j.recvPool.maxKeptBytes", 32L << 20);
+    private static final long DEFAULT_KEPT_BYTES = 32L << 20;
+    static final long MAX_KEPT_BYTES = Long.getLong("mn4j.recvPool.maxKeptBytes",
+            glibcKeepsFreedMemory(System.getenv("GLIBC_TUNABLES")) ? 0 : DEFAULT_KEPT_BYTES);
     private static final int ALIGNMENT = 64;
 
     /** A block of C memory: where malloc put it and its usable size (the pool's key). */
@@ -79,6 +88,39 @@ final class ReceiveBuffers {
             giveBack(b);
             throw e;
         }
+    }
+
+    /**
+     * Whether these glibc tunables already keep freed memory mapped for the next allocation of
+     * its size, as the pool would: {@code glibc.malloc.mmap_max=0} (no block gets its own
+     * mapping, which free would unmap) and a {@code glibc.malloc.trim_threshold} of at least the
+     * pool's default 32 MiB (the heap's top is not given back either). Values glibc would not
+     * read as plain decimal numbers count as unset.
+     */
+    static boolean glibcKeepsFreedMemory(String tunables) {
+        if (tunables == null) {
+            return false;
+        }
+        boolean noMmap = false;
+        long trimThreshold = -1;
+        for (String setting : tunables.split(":")) {
+            int eq = setting.indexOf('=');
+            if (eq < 0) {
+                continue;
+            }
+            String name = setting.substring(0, eq).trim();
+            String value = setting.substring(eq + 1).trim();
+            try {
+                if (name.equals("glibc.malloc.mmap_max")) {
+                    noMmap = Long.parseLong(value) == 0;
+                } else if (name.equals("glibc.malloc.trim_threshold")) {
+                    trimThreshold = Long.parseLong(value);
+                }
+            } catch (NumberFormatException e) {
+                // not a setting we can read: as if unset, which keeps the pool on
+            }
+        }
+        return noMmap && trimThreshold >= DEFAULT_KEPT_BYTES;
     }
 
     /** Bytes currently kept for reuse (for tests and diagnostics). */

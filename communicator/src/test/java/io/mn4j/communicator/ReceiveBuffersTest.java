@@ -4,7 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Scalar;
@@ -18,6 +20,7 @@ class ReceiveBuffersTest {
 
     @Test
     void aFreedBlockServesTheNextTensorOfItsSize() {
+        assumePoolOn();
         long first;
         try (PointerScope scope = new PointerScope()) {
             Tensor t = ReceiveBuffers.empty(WireType.FLOAT32, SHAPE, 512 * 256 * 4);
@@ -42,6 +45,7 @@ class ReceiveBuffersTest {
 
     @Test
     void keepsTheMostRecentlyFreedWithinItsCap() {
+        assumePoolOn();
         long big = ReceiveBuffers.MAX_KEPT_BYTES / 2 + 4096;
         long newest;
         try (PointerScope scope = new PointerScope()) {
@@ -69,5 +73,26 @@ class ReceiveBuffersTest {
             t.resize_(new long[] {1 << 20}); // LibTorch's own storage can grow; a pooled one cannot
             assertEquals(kept, ReceiveBuffers.keptBytes());
         }
+    }
+
+    @Test
+    void offWhereGlibcKeepsFreedMemoryItself() {
+        // scripts/glibc-tunables.sh's setting
+        assertTrue(ReceiveBuffers.glibcKeepsFreedMemory("glibc.malloc.arena_max=1:glibc.malloc.mmap_max=0"
+                + ":glibc.malloc.trim_threshold=1099511627776:glibc.malloc.hugetlb=1"));
+        assertTrue(ReceiveBuffers.glibcKeepsFreedMemory("glibc.malloc.trim_threshold=33554432:glibc.malloc.mmap_max=0"));
+        // Either half alone leaves freed blocks to be unmapped or trimmed: the pool stays on.
+        assertFalse(ReceiveBuffers.glibcKeepsFreedMemory(null));
+        assertFalse(ReceiveBuffers.glibcKeepsFreedMemory(""));
+        assertFalse(ReceiveBuffers.glibcKeepsFreedMemory("glibc.malloc.mmap_max=0"));
+        assertFalse(ReceiveBuffers.glibcKeepsFreedMemory("glibc.malloc.trim_threshold=1099511627776"));
+        assertFalse(ReceiveBuffers.glibcKeepsFreedMemory("glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=131072"));
+        assertFalse(ReceiveBuffers.glibcKeepsFreedMemory("glibc.malloc.mmap_max=4:glibc.malloc.trim_threshold=1099511627776"));
+        assertFalse(ReceiveBuffers.glibcKeepsFreedMemory("glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=lots"));
+    }
+
+    private static void assumePoolOn() {
+        assumeTrue(ReceiveBuffers.MAX_KEPT_BYTES > 0,
+                "the pool is off in this JVM (GLIBC_TUNABLES that keep freed memory, or mn4j.recvPool.maxKeptBytes=0)");
     }
 }
