@@ -68,10 +68,10 @@ import picocli.CommandLine.Option;
  * loop, as a program that does not leak would do). Method: per op, a global warm-up at the
  * smallest size and, for collectives, a second one at 1 MiB; then per size: barrier, warm-up
  * operations, then {@code repeats} times {barrier; time {@code iters} operations; per-op time =
- * elapsed / iters, for collectives the maximum over ranks}, with iters = clamp(16 MiB / bytes, 2, 100) so that repeats are short and some escape
- * interference from other processes; the reported figure is the minimum (default) or the median
- * of the repeats. The first warm-up result of each size is checked for
- * correct values, so a broken transport cannot produce a fast number.
+ * elapsed / iters, for collectives the maximum over ranks}, with iters = clamp(16 MiB / bytes,
+ * 2, 100) so that repeats are short and some escape interference from other processes; the
+ * reported figure is the minimum (default) or the median of the repeats. The first warm-up result
+ * of each size is checked for correct values, so a broken transport cannot produce a fast number.
  *
  * <p>Output: CSV lines {@code impl,op,ranks,bytes,seconds_per_op,bandwidth} (impl {@code java},
  * bandwidth in bytes/s) from rank 0, on stdout or appended to {@code --out}.
