@@ -179,11 +179,10 @@ public final class Csr implements AutoCloseable {
         // Reads the columns where they are, a slice at a time: a Java copy of them (8 bytes per
         // edge) grew the resident memory of a training rank by ~15 MiB on 2.5M edges, for good.
         try (PointerScope s = new PointerScope()) {
-            Tensor c = col.contiguous();
             int row = 0;
             for (long from = 0; from < rp[rp.length - 1]; from += DIAGONAL_SLICE) {
                 long len = Math.min(DIAGONAL_SLICE, rp[rp.length - 1] - from);
-                LongBuffer cols = Tensors.bytes(c.narrow(0, from, len)).asLongBuffer();
+                LongBuffer cols = Tensors.bytes(col.narrow(0, from, len)).asLongBuffer();
                 for (int k = 0; k < len; k++) {
                     long e = from + k;
                     while (rp[row + 1] <= e) row++;
