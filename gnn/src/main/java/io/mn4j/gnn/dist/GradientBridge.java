@@ -26,15 +26,16 @@ import org.bytedeco.pytorch.TensorTensorHook;
  *
  * <p>Hooks are JavaCPP function pointers that must stay reachable while the graph lives: the
  * bridge keeps them (outside any {@link PointerScope}), and the {@link Registry} keeps the bridge
- * until its proxy hooks have run — or until its graph is gone without a backward (a forward under
- * grad mode whose output is dropped, such as a validation pass without {@code NoGradGuard}). That
- * is seen through a pin, an empty index saved by a node of the zero term, whose memory LibTorch
- * frees with that node: when it goes before any hook of the bridge has run, no hook can run any
- * more, so the bridge leaves the registry and closes what it {@link #keep}s for backward. (Run in
- * backward, the node frees the pin after the hooks of the attached values, which precede it, and
- * before the proxies' hooks: hence "before any hook".) The proxies and the zero term are ordinary
- * tensors of the caller's scope: autograd keeps what it needs of them, so the caller may release
- * them once the bridge is wired.
+ * while a backward may still reach it. That ends with a pin, an empty index saved by a node of the
+ * zero term, whose memory LibTorch frees when no later backward can run that node: when the node
+ * has run in a backward without {@code retain_graph} (after the hooks of the attached values,
+ * which precede it, and before the proxies' hooks), or when the graph is gone (also a forward under
+ * grad mode whose output is dropped, such as a validation pass without {@code NoGradGuard}). A
+ * graph kept with {@code retain_graph} keeps the pin, and every backward through it runs the hooks
+ * again. So the bridge leaves the registry, and closes what it {@link #keep}s for backward, once
+ * its pin is gone and no backward pass is between its first hook and its last input hook. The
+ * proxies and the zero term are ordinary tensors of the caller's scope: autograd keeps what it
+ * needs of them, so the caller may release them once the bridge is wired.
  */
 final class GradientBridge {
     /** Keeps bridges alive until their backward has run or their graph is gone. */
@@ -78,8 +79,12 @@ final class GradientBridge {
     private final Tensor zero;
     private final List<TensorTensorHook> hooks = new ArrayList<>();
     private final List<Tensor> kept = new ArrayList<>();
-    private int pendingInputHooks;
-    private boolean hookRan;
+    private int inputHooks;
+    /** Input hooks run in the backward pass under way. */
+    private int inputHooksRun;
+    /** A backward pass has run a hook of this bridge and not yet its last input hook. */
+    private boolean passRunning;
+    private boolean graphGone;
 
     /** A bridge for one or more inputs (features, parameters) that backward must reach. */
     GradientBridge(Registry registry, Tensor... inputs) {
@@ -102,7 +107,7 @@ final class GradientBridge {
 
     /**
      * Tensors only the backward reads (activations a hook recomputes from): the bridge closes them
-     * with {@link #releaseKept}, or when its graph goes without a backward.
+     * when it leaves (its graph gone, no backward under way).
      */
     synchronized void keep(Tensor... ts) {
         for (Tensor t : ts) {
@@ -112,24 +117,50 @@ final class GradientBridge {
         }
     }
 
-    /** Closes the tensors given to {@link #keep} (once). */
-    synchronized void releaseKept() {
-        kept.forEach(Tensor::close);
-        kept.clear();
+    private synchronized void hookRunning() {
+        passRunning = true;
     }
 
-    private synchronized void hookRunning() {
-        hookRan = true;
+    private synchronized void inputHookDone() {
+        if (++inputHooksRun == inputHooks) {
+            passEnded();
+        }
+    }
+
+    /** The backward pass is over for this bridge: done, or ended by an exception in a hook. */
+    private synchronized void passEnded() {
+        inputHooksRun = 0;
+        passRunning = false;
+        leaveIfDone();
     }
 
     /**
-     * The pin's node has run (then a hook ran before it) or is gone with the graph: without a hook
-     * having run, no hook will, and the bridge may go.
+     * The pin's node has freed its saved tensors (in a backward without retain_graph, after the
+     * attached values' hooks and before the proxies') or is gone with the graph: no later backward
+     * can reach this bridge.
      */
     private synchronized void pinReleased() {
-        if (!hookRan) {
-            releaseKept();
+        graphGone = true;
+        leaveIfDone();
+    }
+
+    private synchronized void leaveIfDone() {
+        if (graphGone && !passRunning) {
+            kept.forEach(Tensor::close);
+            kept.clear();
             registry.remove(this);
+        }
+    }
+
+    /** Runs a hook's work; an exception ends the pass (no more hooks of it will run) and goes on. */
+    private void inPass(Runnable work) {
+        hookRunning();
+        registry.drain();
+        try {
+            work.run();
+        } catch (RuntimeException | Error e) {
+            passEnded();
+            throw e;
         }
     }
 
@@ -148,9 +179,7 @@ final class GradientBridge {
         TensorTensorHook hook = Tensors.unscoped(new TensorTensorHook() {
             @Override
             public TensorBase call(TensorBase grad) {
-                hookRunning();
-                registry.drain();
-                sink.accept(Tensors.unscoped(new Tensor(grad)));
+                inPass(() -> sink.accept(Tensors.unscoped(new Tensor(grad))));
                 return grad;
             }
         });
@@ -166,32 +195,28 @@ final class GradientBridge {
      * the hook returns.
      */
     void onInputGrad(int i, UnaryOperator<Tensor> extra) {
-        pendingInputHooks++;
+        inputHooks++;
         TensorTensorHook hook = Tensors.unscoped(new TensorTensorHook() {
             @Override
             public TensorBase call(TensorBase grad) {
-                hookRunning();
-                registry.drain();
-                try (PointerScope s = new PointerScope()) {
-                    Tensor g = new Tensor(grad);
-                    Tensor added = extra.apply(g);
-                    inputHookDone();
-                    Tensor result = added == null ? g : added;
-                    if (added != null) {
-                        added.add_(g);
+                Tensor[] result = new Tensor[1];
+                inPass(() -> {
+                    try (PointerScope s = new PointerScope()) {
+                        Tensor g = new Tensor(grad);
+                        Tensor added = extra.apply(g);
+                        result[0] = added == null ? g : added;
+                        if (added != null) {
+                            added.add_(g);
+                        }
+                        registry.releaseLater(result[0]);
                     }
-                    registry.releaseLater(result);
-                    return result;
-                }
+                });
+                inputHookDone();
+                return result[0];
             }
         });
         hooks.add(hook);
         proxies[i].register_hook(hook);
     }
 
-    private synchronized void inputHookDone() {
-        if (--pendingInputHooks == 0) {
-            registry.remove(this);
-        }
-    }
 }

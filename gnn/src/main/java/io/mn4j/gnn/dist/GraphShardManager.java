@@ -7,6 +7,7 @@ import io.mn4j.gnn.graph.Csr;
 import io.mn4j.gnn.kernel.CsrAggregation;
 import io.mn4j.gnn.partition.PartitionData;
 import io.mn4j.gnn.partition.PartitionMetadata;
+import io.mn4j.gnn.util.Agreement;
 import io.mn4j.gnn.util.Tensors;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -81,25 +82,50 @@ public final class GraphShardManager implements AutoCloseable {
      *
      * @param offsets     partition p owns global nodes [offsets[p], offsets[p+1]); length size+1
      * @param localInEdges rows: this rank's nodes (local index); columns: global source ids;
-     *                     unweighted (see {@link #requireUnweighted}) on every rank: a weighted
-     *                     one is refused on the rank that passes it, before any communication, so
-     *                     the others would wait; {@link #build(Communicator, PartitionData)}
-     *                     checks the shared metadata, which every rank sees alike
+     *                     unweighted (see {@link #requireUnweighted})
+     * @throws io.mn4j.gnn.util.JobInputException on every rank when the input of any rank is
+     *     wrong (naming that rank and what was wrong), or when the ranks pass different offsets
      */
     public static GraphShardManager build(Communicator world, long[] offsets, Csr localInEdges) {
+        // Checked on every rank together: a rank refusing its input alone would leave the others
+        // waiting in the first exchange.
+        Agreement.agree(world, "building the graph shard manager", () -> {
+            checkInput(world, offsets, localInEdges);
+            return null;
+        });
+        Agreement.requireSame(world, "partition offsets", Arrays.toString(offsets));
+        return new GraphShardManager(world, offsets.clone(), localInEdges);
+    }
+
+    private static void checkInput(Communicator world, long[] offsets, Csr localInEdges) {
         if (localInEdges.hasWeight()) {
-            throw new IllegalArgumentException("rank " + world.rank() + ": the in-edge matrix is weighted, " + UNWEIGHTED_ONLY);
+            throw new IllegalArgumentException("the in-edge matrix is weighted, " + UNWEIGHTED_ONLY);
         }
         if (offsets.length != world.size() + 1) {
             throw new IllegalArgumentException("partition offsets describe " + (offsets.length - 1)
                     + " partitions but the job has " + world.size() + " ranks");
+        }
+        for (int p = 0; p < world.size(); p++) {
+            if (offsets[0] != 0 || offsets[p] > offsets[p + 1]) {
+                throw new IllegalArgumentException("partition offsets " + Arrays.toString(offsets) + " must start at 0 and not decrease");
+            }
         }
         long expected = offsets[world.rank() + 1] - offsets[world.rank()];
         if (localInEdges.numRows() != expected) {
             throw new IllegalArgumentException("rank " + world.rank() + " owns " + expected
                     + " nodes but its in-edge matrix has " + localInEdges.numRows() + " rows");
         }
-        return new GraphShardManager(world, offsets.clone(), localInEdges);
+        long numNodes = offsets[world.size()];
+        Tensor col = localInEdges.col();
+        if (col.numel() > 0) {
+            try (PointerScope s = new PointerScope()) {
+                long min = col.min().item_long(), max = col.max().item_long();
+                if (min < 0 || max >= numNodes) {
+                    throw new IllegalArgumentException("the in-edge matrix has source ids in [" + min + ", " + max
+                            + "], outside the graph's nodes [0, " + numNodes + ")");
+                }
+            }
+        }
     }
 
     /**
@@ -110,10 +136,13 @@ public final class GraphShardManager implements AutoCloseable {
     public static GraphShardManager build(Communicator world, PartitionData part) {
         PartitionMetadata meta = part.metadata();
         requireUnweighted(meta);
-        if (meta.numParts() != world.size() || part.part() != world.rank()) {
-            throw new IllegalArgumentException("rank " + world.rank() + " of " + world.size() + " was given partition "
-                    + part.part() + " of " + meta.numParts());
-        }
+        Agreement.agree(world, "building the graph shard manager", () -> {
+            if (meta.numParts() != world.size() || part.part() != world.rank()) {
+                throw new IllegalArgumentException("rank " + world.rank() + " of " + world.size() + " was given partition "
+                        + part.part() + " of " + meta.numParts());
+            }
+            return null;
+        });
         long[] offsets = new long[meta.numParts() + 1];
         for (int k = 0; k < meta.numParts(); k++) {
             offsets[k] = meta.offset(k);
@@ -700,8 +729,8 @@ public final class GraphShardManager implements AutoCloseable {
         Tensor result = bridge.attach(out);
         Tensor[][] extras = new Tensor[1][];
         // What the rematerialization reads must outlive this call and every scope of the caller
-        // (backward comes later): handles of their own that the bridge keeps, closed as soon as
-        // backward has used them, or by the bridge when the graph goes without a backward.
+        // (backward comes later): handles of their own that the bridge keeps, closed when no
+        // backward can come any more (after the backward, or when the graph goes without one).
         // Only the state the surrogate reads is kept, and the output is kept as (a detached view of)
         // the result, which holds the same values: out and the rest of the state go with this call.
         List<Tensor> finalState = new ArrayList<>();
@@ -711,12 +740,21 @@ public final class GraphShardManager implements AutoCloseable {
         Tensor dstKept = Tensors.own(dstData), srcKept = Tensors.own(srcData), outKept = Tensors.own(result.detach());
         bridge.keep(dstKept, srcKept, outKept);
         bridge.keep(finalState.toArray(new Tensor[0]));
+        // The surrogate reads the output, which the caller holds too: a change in place would give
+        // wrong gradients without a word (autograd cannot see it), so backward refuses it, as
+        // LibTorch does for the tensors its own nodes save. A detached view shares the counter.
+        long outVersion = outKept._version();
         bridge.onGrad(result, g -> {
             try {
+                if (outKept._version() != outVersion) {
+                    throw new IllegalStateException(op.getClass().getSimpleName() + " in SAR mode: its output was modified"
+                            + " by an in-place operation after the forward (version " + outKept._version() + ", expected "
+                            + outVersion + "); its backward recomputes from that output. Use the out-of-place operation"
+                            + " (e.g. relu instead of relu_) on it, or AggregationMode.SEQUENTIAL.");
+                }
                 extras[0] = rematerialize(g, op, local, dstKept, srcKept, finalState, outKept, needed, shared);
             } finally {
                 g.close();
-                bridge.releaseKept();
             }
         });
         for (int i = 0, b = 0; i < inputs.size(); i++) {
@@ -742,16 +780,24 @@ public final class GraphShardManager implements AutoCloseable {
         try (PointerScope scope = new PointerScope()) {
             sums[0] = torch.zeros_like(srcData);
             sums[1] = shared ? sums[0] : torch.zeros_like(dstData);
+            // Gradients only for the parameters that need one: autograd refuses the others (frozen).
+            List<Tensor> trained = new ArrayList<>();
+            List<Tensor> trainedSums = new ArrayList<>();
             for (int i = 0; i < params.size(); i++) {
-                sums[2 + i] = torch.zeros_like(params.get(i));
+                if (needed[2 + i]) {
+                    sums[2 + i] = torch.zeros_like(params.get(i));
+                    trained.add(params.get(i));
+                    trainedSums.add(sums[2 + i]);
+                }
             }
+            Grads into = new Grads(sums[1], trained, trainedSums);
             try (org.bytedeco.pytorch.AutoGradMode on = new org.bytedeco.pytorch.AutoGradMode(true)) {
                 // The local rows' gradient goes straight into the sum (no block-sized buffer of its own).
-                blockGradients(op, steps(local), srcData, sums[0], dstData, gradOut, finalState, out, params, sums);
+                blockGradients(op, steps(local), srcData, sums[0], dstData, gradOut, finalState, out, into);
                 Ring.refetchAndReturn(comm, TAG_REFETCH, TAG_BACKWARD,
                         p -> srcData.index_select(0, shards[p].sendRows),
                         (p, block) -> blockGradients(op, steps(shards[p].edges), block, torch.zeros_like(block), dstData, gradOut,
-                                finalState, out, params, sums),
+                                finalState, out, into),
                         (p, grad) -> {
                             try (Tensor g = grad.to(srcData.scalar_type())) {
                                 sums[0].index_add_(0, shards[p].sendRows, g);
@@ -767,14 +813,22 @@ public final class GraphShardManager implements AutoCloseable {
     }
 
     /**
+     * Where the rematerialized backward adds the destinations' gradient and those of the
+     * parameters that need one ({@code params[i]}'s into {@code paramSums[i]}).
+     */
+    private record Grads(Tensor dstSum, List<Tensor> params, List<Tensor> paramSums) {
+    }
+
+    /**
      * The rematerialized backward over one block of source rows: the block's sources once, each
      * step's surrogate and gradients (a step's temporaries go when it is done), the sources'
      * gradients added up over the steps, then one backward through {@link ShardOperator#sources}.
      * Adds the rows' gradient into {@code rowsGrad} (dense, shaped as the rows) and returns it;
-     * adds the dst and parameter gradients into {@code sums}.
+     * adds the dst and parameter gradients into {@code into}.
      */
     private static Tensor blockGradients(ShardOperator op, List<Piece> steps, Tensor rows, Tensor rowsGrad, Tensor dstData,
-            Tensor gradOut, List<Tensor> finalState, Tensor out, List<Tensor> params, Tensor[] sums) {
+            Tensor gradOut, List<Tensor> finalState, Tensor out, Grads into) {
+        List<Tensor> params = into.params();
         try (PointerScope block = new PointerScope()) {
             Tensor rowsLeaf = rows.detach().set_requires_grad(true);
             List<Tensor> sources = op.sources(rowsLeaf);
@@ -812,9 +866,9 @@ public final class GraphShardManager implements AutoCloseable {
                         }
                         addInto(sourceGrads[i], g);
                     }
-                    addIfDefined(piece.of(sums[1]), grads.get(leaves.size()));
+                    addIfDefined(piece.of(into.dstSum()), grads.get(leaves.size()));
                     for (int i = 0; i < params.size(); i++) {
-                        addIfDefined(sums[2 + i], grads.get(leaves.size() + 1 + i));
+                        addIfDefined(into.paramSums().get(i), grads.get(leaves.size() + 1 + i));
                     }
                 }
             }
@@ -833,7 +887,7 @@ public final class GraphShardManager implements AutoCloseable {
                 outputGrads.forEach(Tensor::close); // before the rows' gradient is added up: one less at the peak
                 addIfDefined(rowsGrad, grads.get(0));
                 for (int i = 0; i < params.size(); i++) {
-                    addIfDefined(sums[2 + i], grads.get(1 + i));
+                    addIfDefined(into.paramSums().get(i), grads.get(1 + i));
                 }
             }
             return rowsGrad;

@@ -214,8 +214,11 @@ public record PartitionMetadata(int formatVersion, int numParts, long numNodes, 
 
     @Override
     public String toString() {
+        // Every field: ranks compare their metadata by this text (PartitionReader.load).
         return "PartitionMetadata[v" + formatVersion + ", parts=" + numParts + ", nodes=" + numNodes + ", edges=" + numEdges + ", features="
-                + featureSize + ", classes=" + numClasses + ", method=" + method + ", edgeCut=" + edgeCut + ", nodes/part="
-                + Arrays.toString(partNodeCounts) + ", edges/part=" + Arrays.toString(partEdgeCounts) + "]";
+                + featureSize + " " + featureType + ", classes=" + numClasses + ", labels=" + hasLabels + ", masks=" + hasMasks
+                + ", weighted=" + weighted + ", method=" + method + ", seed=" + seed + ", edgeCut=" + edgeCut + ", commVolume=" + commVolume
+                + ", nodes/part=" + Arrays.toString(partNodeCounts) + ", edges/part=" + Arrays.toString(partEdgeCounts) + ", offsets="
+                + Arrays.toString(partNodeOffsets) + "]";
     }
 }

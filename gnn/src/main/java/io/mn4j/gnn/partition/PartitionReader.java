@@ -38,12 +38,24 @@ public final class PartitionReader {
      * when any rank's files are missing or wrong, every rank throws instead of some waiting in the
      * next collective (such as {@code GraphShardManager.build}) for a rank that never comes.
      *
+     * <p>Each rank reads its own {@code metadata.json} (a node-local copy, say): the ranks then
+     * compare them, since partitions cut by different partitionings do not fit together.
+     *
      * @throws JobInputException on every rank when any rank failed: the failed rank's carries its
      *     {@link PartitionFormatException} (or I/O error) as the cause, naming the file and what was
-     *     wrong; the others name each failed rank and its message
+     *     wrong; the others name each failed rank and its message. Also on every rank when the
+     *     ranks read different metadata, naming which ranks read what.
      */
     public static PartitionData load(Communicator comm, Path dir) {
-        return Agreement.agree(comm, "loading partition " + comm.rank() + " of " + dir, () -> load(dir, comm.rank(), comm.size()));
+        PartitionData part = Agreement.agree(comm, "loading partition " + comm.rank() + " of " + dir,
+                () -> load(dir, comm.rank(), comm.size()));
+        try {
+            Agreement.requireSame(comm, "metadata (here " + dir.resolve(PartitionMetadata.FILE) + ")", part.metadata().toString());
+        } catch (RuntimeException e) {
+            part.close();
+            throw e;
+        }
+        return part;
     }
 
     /**

@@ -17,7 +17,8 @@ import org.bytedeco.pytorch.global.torch;
  * Trains a model full-graph on a partitioned graph, one step per epoch. The loss of each rank is
  * the cross-entropy summed over its training nodes divided by the number of training nodes of the
  * whole graph, so that the gradients summed over ranks are those of the one-process mean loss.
- * Collective: every rank calls the same methods in the same order.
+ * Nodes without a label ({@link Graph#UNLABELLED}) count in no loss and no accuracy, whatever
+ * their masks say. Collective: every rank calls the same methods in the same order.
  */
 public final class FullGraphTrainer {
     private final Communicator comm;
@@ -25,6 +26,8 @@ public final class FullGraphTrainer {
     private final GnnModel model;
     private final Optimizer optimizer;
     private final LocalNodes nodes;
+    /** The masks of the train, val and test nodes, less the nodes without a label. */
+    private final Tensor[] splits;
     private final Tensor trainIdx;
     private final double globalTrain;
     private int epoch;
@@ -36,11 +39,14 @@ public final class FullGraphTrainer {
         this.model = model;
         this.optimizer = optimizer;
         this.nodes = nodes;
-        this.trainIdx = nodes.train().nonzero().squeeze(1);
+        Tensor labelled = nodes.labels().ne(new Scalar(Graph.UNLABELLED));
+        this.splits = new Tensor[] {nodes.train().logical_and(labelled), nodes.val().logical_and(labelled),
+                nodes.test().logical_and(labelled)};
+        this.trainIdx = splits[0].nonzero().squeeze(1);
         this.globalTrain = comm.allreduce(torch.scalar_tensor(new Scalar(trainIdx.size(0))).to(torch.ScalarType.Double),
                 ReduceOp.SUM).item_double();
         if (globalTrain == 0) {
-            throw new IllegalArgumentException("no partition has a training node");
+            throw new IllegalArgumentException("no partition has a training node with a label");
         }
         comm.bcastData(model, 0);
     }
@@ -71,11 +77,10 @@ public final class FullGraphTrainer {
         try (NoGradGuard g = new NoGradGuard()) {
             Tensor pred = model.forward(graph, nodes.features(), false).argmax(new org.bytedeco.pytorch.LongOptional(1), false);
             Tensor correct = pred.eq(nodes.labels());
-            Tensor[] masks = {nodes.train(), nodes.val(), nodes.test()};
             Tensor counts = torch.zeros(new long[] {6}, new org.bytedeco.pytorch.TensorOptions(torch.ScalarType.Long));
             for (int i = 0; i < 3; i++) {
-                counts.get(2 * i).fill_(new Scalar(correct.logical_and(masks[i]).sum().item_long()));
-                counts.get(2 * i + 1).fill_(new Scalar(masks[i].sum().item_long()));
+                counts.get(2 * i).fill_(new Scalar(correct.logical_and(splits[i]).sum().item_long()));
+                counts.get(2 * i + 1).fill_(new Scalar(splits[i].sum().item_long()));
             }
             Tensor total = comm.allreduce(counts, ReduceOp.SUM);
             double[] acc = new double[3];

@@ -2,6 +2,7 @@ package io.mn4j.mpitests.gnn;
 
 import io.mn4j.communicator.Communicator;
 import io.mn4j.gnn.dist.GraphShardManager;
+import io.mn4j.gnn.graph.Csr;
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.graph.SyntheticGraphs;
 import io.mn4j.gnn.io.Npy;
@@ -52,7 +53,67 @@ public class GnnInputSuite implements ScenarioSuite {
         s.put("negative labels other than the unlabelled mark fail every rank, naming the file", (c, check) -> failsEverywhere(c, check,
                 (dir, last) -> setFirstLabel(dir.resolve(last).resolve("labels.npy"), -1), "labels.npy", "-1"));
         s.put("unlabelled nodes (label " + Graph.UNLABELLED + ") load on every rank", GnnInputSuite::unlabelledLoads);
+        s.put("ranks that read different partitionings fail every rank, naming what each read", GnnInputSuite::differentPartitionings);
+        s.put("shard manager input wrong on the last rank fails every rank", GnnInputSuite::wrongShardInput);
         return s;
+    }
+
+    /**
+     * Rank 0 reads one partitioning of the graph, the other ranks another (node-local copies out of
+     * step): each part is consistent with its own metadata, so only comparing the ranks' metadata
+     * finds it. Each partitioning read by every rank loads (with one rank, that is all).
+     */
+    private static void differentPartitionings(Communicator c, Check check) throws IOException {
+        Path range = partitions(c, false, (d, last) -> { });
+        Path random = partitions(c, false, "random", (d, last) -> { });
+        try {
+            for (Path dir : new Path[] {range, random}) {
+                try (PartitionData part = PartitionReader.load(c, dir)) {
+                    check.equal("every rank reads " + part.metadata().method() + " partitioning", part.metadata().numParts(), c.size());
+                }
+            }
+            if (c.size() < 2) {
+                return;
+            }
+            check.throwsWith("load on rank " + c.rank(), () -> PartitionReader.load(c, c.rank() == 0 ? range : random).close(),
+                    "every rank must have the same metadata", "rank 0 has PartitionMetadata[", "method=range",
+                    c.size() == 2 ? "rank 1 has" : "ranks 1, 2", "method=random");
+            check.equal("ranks in step afterwards", c.size(), c.allreduceObj(1, Integer::sum));
+        } finally {
+            remove(c, range);
+            remove(c, random);
+        }
+    }
+
+    /**
+     * GraphShardManager.build with input that only the last rank sees is wrong (an in-edge matrix
+     * of the wrong number of rows; offsets that differ from the others'): every rank throws, the
+     * last one saying what was wrong, and the ranks stay in step.
+     */
+    private static void wrongShardInput(Communicator c, Check check) throws IOException {
+        Path dir = partitions(c, false, (d, last) -> { });
+        boolean last = c.rank() == c.size() - 1;
+        try (PartitionData part = PartitionReader.load(c, dir); PointerScope s = new PointerScope()) {
+            long[] offsets = part.metadata().partNodeOffsets();
+            Csr rows = part.adjacency();
+            Csr fewer = last ? rows.rows(0, rows.numRows() - 1) : rows;
+            check.throwsWith("an in-edge matrix a row short on the last rank", () -> GraphShardManager.build(c, offsets, fewer).close(),
+                    "building the graph shard manager", last ? "rows" : "rank " + (c.size() - 1));
+            if (c.size() > 1) {
+                // The same part sizes for the last rank, but every partition boundary one further.
+                long[] shifted = offsets.clone();
+                if (last) {
+                    for (int p = 1; p < shifted.length; p++) {
+                        shifted[p]++;
+                    }
+                }
+                check.throwsWith("offsets that differ on the last rank", () -> GraphShardManager.build(c, shifted, rows).close(),
+                        "every rank must have the same partition offsets", java.util.Arrays.toString(offsets));
+            }
+            check.equal("ranks in step afterwards", c.size(), c.allreduceObj(1, Integer::sum));
+        } finally {
+            remove(c, dir);
+        }
     }
 
     private static void weighted(Communicator c, Check check) throws IOException {
@@ -100,13 +161,17 @@ public class GnnInputSuite implements ScenarioSuite {
 
     /** Rank 0 writes a partition per rank (and damages it); every rank gets the directory. */
     private static Path partitions(Communicator c, boolean weighted, Damage damage) throws IOException {
+        return partitions(c, weighted, "range", damage);
+    }
+
+    private static Path partitions(Communicator c, boolean weighted, String partitioner, Damage damage) throws IOException {
         String where = null;
         if (c.rank() == 0) {
             Path dir = Files.createTempDirectory("mn4j-gnn-input-");
             try (Graph plain = SyntheticGraphs.plantedPartition(NODES, 6, CLASSES, 4, 2);
                     PointerScope s = new PointerScope();
                     Graph g = weighted ? plain.withEdgeWeight(torch.rand(plain.numEdges())) : plain.withEdgeWeight(null)) {
-                PartitionWriter.partitionAndWrite(dir, g, Partitioners.byName("range"), c.size(), 1);
+                PartitionWriter.partitionAndWrite(dir, g, Partitioners.byName(partitioner), c.size(), 1);
             }
             damage.apply(dir, PartitionWriter.partDir(c.size() - 1));
             where = dir.toString();

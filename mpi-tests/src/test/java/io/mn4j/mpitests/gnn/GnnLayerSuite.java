@@ -5,10 +5,15 @@ import io.mn4j.communicator.ReduceOp;
 import io.mn4j.gnn.dist.AggregationMode;
 import io.mn4j.gnn.dist.EdgeNorm;
 import io.mn4j.gnn.dist.GraphShardManager;
+import io.mn4j.gnn.graph.Graph;
+import io.mn4j.gnn.nn.AttentionInPlace;
 import io.mn4j.gnn.nn.GATConv;
 import io.mn4j.gnn.nn.GCNConv;
 import io.mn4j.gnn.nn.GnnModel;
 import io.mn4j.gnn.nn.SAGEConv;
+import io.mn4j.gnn.train.EpochStats;
+import io.mn4j.gnn.train.FullGraphTrainer;
+import io.mn4j.gnn.train.LocalNodes;
 import io.mn4j.mpitests.Check;
 import io.mn4j.mpitests.Scenario;
 import io.mn4j.mpitests.ScenarioSuite;
@@ -18,8 +23,11 @@ import java.util.function.BiFunction;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Module;
 import org.bytedeco.pytorch.NoGradGuard;
+import org.bytedeco.pytorch.SGD;
+import org.bytedeco.pytorch.SGDOptions;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.TensorVector;
 import org.bytedeco.pytorch.global.torch;
 
@@ -43,13 +51,25 @@ public class GnnLayerSuite implements ScenarioSuite {
                     (m, x) -> ((GATConv) m).forward(graph(c, mode), x), GnnLayerSuite::gatRef));
         }
         for (AggregationMode mode : AggregationMode.values()) {
-            // Under grad mode, but with nothing (or only the attention vectors) to differentiate.
-            s.put("GATConv " + mode + ", frozen, input without grad", (c, check) -> frozenGat(c, check, mode, false));
+            // Under grad mode, but with nothing (or only some tensors) to differentiate.
+            s.put("GATConv " + mode + ", frozen, input without grad", (c, check) -> frozenGat(c, check, mode, Trainable.NONE));
             s.put("GATConv " + mode + ", only the attention vectors trainable, input without grad",
-                    (c, check) -> frozenGat(c, check, mode, true));
+                    (c, check) -> frozenGat(c, check, mode, Trainable.ATTENTION));
+            s.put("GATConv " + mode + ", attention vectors frozen, weight, bias and input trainable",
+                    (c, check) -> frozenGat(c, check, mode, Trainable.ALL_BUT_ATTENTION));
+            // loss1.backward(retain_graph=true); loss2.backward(): the hooks run twice, then go with the graph.
+            s.put("GCNConv " + mode + ", two backwards through one forward (retain_graph)", (c, check) -> twoBackwards(c, check, mode,
+                    () -> new GCNConv(IN, 4), (m, x) -> ((GCNConv) m).forward(graph(c, mode), x), GnnLayerSuite::gcnRef));
+            s.put("GATConv " + mode + ", two backwards through one forward (retain_graph)", (c, check) -> twoBackwards(c, check, mode,
+                    () -> new GATConv(IN, CH, HEADS), (m, x) -> ((GATConv) m).forward(graph(c, mode), x), GnnLayerSuite::gatRef));
+            // A change in place to an attention output: right gradients where autograd holds the
+            // graph, a clear error where SAR's backward would recompute from the changed values.
+            s.put("graph attention " + mode + ", its output changed in place", (c, check) -> AttentionInPlace.check(c, check,
+                    graph(c, mode), g.offsets, HEADS, CH));
         }
         s.put("GATConv SAR: forwards under grad mode without backward keep nothing; one kept meanwhile still trains",
                 GnnLayerSuite::forwardsWithoutBackward);
+        s.put("FullGraphTrainer: nodes without a label count in no loss and no accuracy", GnnLayerSuite::unlabelledNodes);
         // SAR taking shards in row ranges of at most 7 edges (rows with more edges get a range each).
         s.put("GATConv SAR, 7 edges per step", (c, check) -> inPieces(c, 7, () -> layer(c, check, AggregationMode.SAR,
                 () -> new GATConv(IN, CH, HEADS), (m, x) -> ((GATConv) m).forward(graph(c, AggregationMode.SAR), x),
@@ -156,37 +176,94 @@ public class GnnLayerSuite implements ScenarioSuite {
         }
     }
 
+    private enum Trainable { NONE, ATTENTION, ALL_BUT_ATTENTION }
+
     /**
-     * GATConv under grad mode on an input that does not require grad, its parameters frozen (all,
-     * or all but the attention vectors): the reference's values and attention gradients.
+     * GATConv under grad mode with some of its tensors frozen: all of them (input and
+     * parameters), all but the attention vectors, or just the attention vectors: the reference's
+     * values and the gradients of what is trainable.
      */
-    private static void frozenGat(Communicator c, Check check, AggregationMode mode, boolean attentionTrainable) {
+    private static void frozenGat(Communicator c, Check check, AggregationMode mode, Trainable which) {
         graph(c, mode);
         torch.manual_seed(77);
         GATConv layer = new GATConv(IN, CH, HEADS);
         layer.to(torch.ScalarType.Double, false);
         TensorVector params = layer.parameters(); // weight, att_src, att_dst, bias
         Tensor[] refParams = new Tensor[(int) params.size()];
+        boolean[] trainable = new boolean[refParams.length];
         for (int i = 0; i < refParams.length; i++) {
-            boolean trainable = attentionTrainable && (i == 1 || i == 2);
-            params.get(i).requires_grad_(trainable);
-            refParams[i] = params.get(i).detach().clone().requires_grad_(trainable);
+            boolean attention = i == 1 || i == 2;
+            trainable[i] = which == Trainable.ATTENTION ? attention : which == Trainable.ALL_BUT_ATTENTION && !attention;
+            params.get(i).requires_grad_(trainable[i]);
+            refParams[i] = params.get(i).detach().clone().requires_grad_(trainable[i]);
         }
+        boolean inputTrainable = which == Trainable.ALL_BUT_ATTENTION;
         Tensor x = RandomPartitionedGraph.values(3, torch.ScalarType.Double, N, IN);
         Tensor r = RandomPartitionedGraph.values(4, torch.ScalarType.Double, N, HEADS * CH);
-        Tensor outRef = gatRef(g, x, new TensorVector(refParams));
-        Tensor out = layer.forward(graph(c, mode), g.slice(x, c.rank()));
+        Tensor xRef = x.clone().requires_grad_(inputTrainable);
+        Tensor xLocal = g.slice(x, c.rank()).clone().requires_grad_(inputTrainable);
+        Tensor outRef = gatRef(g, xRef, new TensorVector(refParams));
+        Tensor out = layer.forward(graph(c, mode), xLocal);
         check.tensorsClose("forward", g.slice(outRef, c.rank()), out, 1e-9);
-        if (attentionTrainable) {
-            // (Frozen, ONE_SHOT's output may still require grad: the differentiable alltoall's.)
-            check.isTrue("output requires grad", out.requires_grad(), "the attention vectors' gradients cannot flow");
-            outRef.mul(r).sum().backward();
-            out.mul(g.slice(r, c.rank())).sum().backward();
-            for (int i = 1; i <= 2; i++) {
-                Tensor grad = params.get(i).grad();
-                Tensor total = c.allreduce(grad.defined() ? grad : torch.zeros_like(params.get(i)), ReduceOp.SUM);
-                check.tensorsClose("grad param " + i, refParams[i].grad(), total, 1e-9);
+        if (which == Trainable.NONE) {
+            return;
+        }
+        // (Frozen, ONE_SHOT's output may still require grad: the differentiable alltoall's.)
+        check.isTrue("output requires grad", out.requires_grad(), "the trainable tensors' gradients cannot flow");
+        outRef.mul(r).sum().backward();
+        out.mul(g.slice(r, c.rank())).sum().backward();
+        if (inputTrainable) {
+            check.tensorsClose("grad x", g.slice(xRef.grad(), c.rank()), xLocal.grad(), 1e-9);
+        }
+        for (int i = 0; i < refParams.length; i++) {
+            Tensor grad = params.get(i).grad();
+            if (!trainable[i]) {
+                check.isTrue("frozen param " + i + " has no gradient", !grad.defined(), "it has one");
+                continue;
             }
+            Tensor total = c.allreduce(grad.defined() ? grad : torch.zeros_like(params.get(i)), ReduceOp.SUM);
+            check.tensorsClose("grad param " + i, refParams[i].grad(), total, 1e-9);
+        }
+    }
+
+    /**
+     * Two backwards through one forward, the first keeping the graph (retain_graph): the
+     * gradients add up to the reference's for the sum of both losses, and once the output is
+     * gone the manager keeps no hooks of it.
+     */
+    private static void twoBackwards(Communicator c, Check check, AggregationMode mode, java.util.function.Supplier<Module> make,
+            BiFunction<Module, Tensor, Tensor> forward, Reference ref) {
+        GraphShardManager m = graph(c, mode);
+        torch.manual_seed(77);
+        Module layer = make.get();
+        layer.to(torch.ScalarType.Double, false);
+        TensorVector params = layer.parameters();
+        Tensor x = RandomPartitionedGraph.values(3, torch.ScalarType.Double, N, IN);
+        Tensor r1 = RandomPartitionedGraph.values(4, torch.ScalarType.Double, N, 6);
+        Tensor r2 = RandomPartitionedGraph.values(5, torch.ScalarType.Double, N, 6);
+        Tensor xRef = x.clone().set_requires_grad(true);
+        Tensor[] refParams = new Tensor[(int) params.size()];
+        for (int i = 0; i < refParams.length; i++) {
+            refParams[i] = params.get(i).detach().clone().set_requires_grad(true);
+        }
+        Tensor outRef = ref.apply(g, xRef, new TensorVector(refParams));
+        long w = outRef.size(1);
+        outRef.mul(r1.narrow(1, 0, w).add(r2.narrow(1, 0, w))).sum().backward();
+        int before = m.liveBridges();
+        Tensor xLocal = g.slice(x, c.rank()).clone().set_requires_grad(true);
+        try (PointerScope scope = new PointerScope()) {
+            Tensor out = forward.apply(layer, xLocal);
+            out.mul(g.slice(r1, c.rank()).narrow(1, 0, w)).sum().backward(new Tensor(), new org.bytedeco.pytorch.BoolOptional(true),
+                    false, new org.bytedeco.pytorch.TensorArrayRefOptional());
+            System.gc(); // hooks collected while the graph is kept would crash the second backward
+            out.mul(g.slice(r2, c.rank()).narrow(1, 0, w)).sum().backward();
+        }
+        check.equal("hooks kept once the output is gone", before, m.liveBridges());
+        check.tensorsClose("grad x", g.slice(xRef.grad(), c.rank()), xLocal.grad(), 1e-9);
+        for (int i = 0; i < refParams.length; i++) {
+            Tensor grad = params.get(i).grad();
+            Tensor total = c.allreduce(grad.defined() ? grad : torch.zeros_like(params.get(i)), ReduceOp.SUM);
+            check.tensorsClose("grad param " + i, refParams[i].grad(), total, 1e-9);
         }
     }
 
@@ -228,6 +305,48 @@ public class GnnLayerSuite implements ScenarioSuite {
         for (int i = 0; i < refParams.length; i++) {
             check.tensorsClose("grad param " + i, refParams[i].grad(), c.allreduce(params.get(i).grad(), ReduceOp.SUM), 1e-9);
         }
+    }
+
+    /**
+     * A third of the nodes without a label ({@link Graph#UNLABELLED}), half of those in the train
+     * mask: the first epoch's loss is the mean over the labelled training nodes, and the
+     * accuracies count labelled nodes only, as computed on the whole graph in one process (the
+     * learning rate is 0, so the evaluation after the step sees the same model).
+     */
+    private static void unlabelledNodes(Communicator c, Check check) {
+        Tensor ids = torch.arange(new Scalar(N), new TensorOptions(torch.ScalarType.Long));
+        Tensor labels = ids.mul(new Scalar(7)).remainder(new Scalar(3));
+        Tensor labelled = ids.remainder(new Scalar(3)).ne(new Scalar(1));
+        labels.masked_fill_(labelled.logical_not(), new Scalar(Graph.UNLABELLED));
+        Tensor[] splits = {ids.remainder(new Scalar(2)).eq(new Scalar(0)), ids.remainder(new Scalar(2)).eq(new Scalar(1)),
+                torch.ones_like(labelled)};
+        Tensor x = RandomPartitionedGraph.values(8, torch.ScalarType.Double, N, IN);
+        torch.manual_seed(79);
+        GnnModel model = new GnnModel(GnnModel.Kind.GCN, IN, 8, 3, 2, 0.0, 1);
+        model.to(torch.ScalarType.Double, false);
+        double expectedLoss;
+        double[] expectedAccuracy = new double[3];
+        try (Communicator alone = c.split(c.rank(), 0);
+                GraphShardManager whole = GraphShardManager.build(alone, new long[] {0, N}, g.wholeInEdges());
+                NoGradGuard off = new NoGradGuard()) {
+            Tensor out = model.forward(whole, x, false);
+            Tensor train = splits[0].logical_and(labelled).nonzero().squeeze(1);
+            expectedLoss = torch.nll_loss(torch.log_softmax(out.index_select(0, train), 1), labels.index_select(0, train)).item_double();
+            Tensor correct = out.argmax(new org.bytedeco.pytorch.LongOptional(1), false).eq(labels);
+            for (int i = 0; i < 3; i++) {
+                Tensor counted = splits[i].logical_and(labelled);
+                expectedAccuracy[i] = correct.logical_and(counted).sum().item_double() / counted.sum().item_double();
+            }
+        }
+        int r = c.rank();
+        FullGraphTrainer trainer = new FullGraphTrainer(c, graph(c, AggregationMode.SAR), model,
+                new SGD(model.parameters(), new SGDOptions(0.0)),
+                new LocalNodes(g.slice(x, r), g.slice(labels, r), g.slice(splits[0], r), g.slice(splits[1], r), g.slice(splits[2], r)));
+        EpochStats first = trainer.epoch();
+        check.close("loss", expectedLoss, first.loss(), 1e-9);
+        check.close("train accuracy", expectedAccuracy[0], first.trainAcc(), 1e-12);
+        check.close("val accuracy", expectedAccuracy[1], first.valAcc(), 1e-12);
+        check.close("test accuracy", expectedAccuracy[2], first.testAcc(), 1e-12);
     }
 
     static Tensor gcnRef(RandomPartitionedGraph g, Tensor x, TensorVector p) {
