@@ -51,9 +51,24 @@ import org.slf4j.LoggerFactory;
  *   <li>The pin (see {@link Pins}) is a tensor whose memory has a deleter: the empty index the
  *       anchors save (LibTorch frees it right after the last anchor has run, or with the graph),
  *       or, for a function without differentiable inputs, a 0-dim leaf the hub depends on. When
- *       LibTorch frees it the deleter releases the Java hook objects. JavaCPP hook objects are only weakly referenced
- *       from C++, so the pin registry is what keeps them alive while they may still run.</li>
+ *       LibTorch frees it the deleter releases what the function kept for its backward (the
+ *       {@code Backward}, gradients not yet handed on).</li>
+ *   <li>The Java hook objects live as long as the graph: JavaCPP hook objects are only weakly
+ *       referenced from C++, and a hook that the garbage collector took would fail with a bare
+ *       NullPointerException if a later backward pass reached its node. A function with anchors
+ *       therefore adds a second pin to its hub, a 0-dim leaf (its AccumulateGrad node lives as long
+ *       as the hub's node); freeing it drops the hook objects. Without anchors the one pin is
+ *       such a leaf already.</li>
  * </ul>
+ *
+ * <h2>Running the backward again</h2>
+ * With {@code retain_graph=true} the backward of a function may run once per backward pass, like
+ * any LibTorch node, unless {@link #apply(String, List, List, Backward, Schedule, Object, String)}
+ * was given a reason why it must run only once (a communication: the peer sends one gradient per
+ * forward); then a second backward pass that reaches the function throws an
+ * {@link IllegalStateException} naming the function, before the {@code Backward} is called. Once
+ * the function's state was released (a backward pass without {@code retain_graph} has run its
+ * anchors), a backward pass that reaches it again throws the same way, for every function.
  *
  * <p>Scheduling: LibTorch's engine runs the ready node with the highest sequence number first
  * (reverse creation order). {@link Schedule#EAGER} moves the output nodes and the hub of a
@@ -87,12 +102,18 @@ public final class CustomFunction {
     private static final AtomicLong EAGER_COUNTER = new AtomicLong();
     private static final AtomicLong IDS = new AtomicLong();
 
-    /** Pins of live functions: freeing one releases the function's Java hooks. */
-    private static final Pins<Context> PINS = new Pins<>(Context::release);
+    /** Pins of live functions: freeing one releases the function's state (and, without anchors, hooks). */
+    private static final Pins<Context> PINS = new Pins<>(Context::pinReleased);
+    /** Leaves that live as long as the graph of a function with anchors: freeing one drops its hooks. */
+    private static final Pins<Context> GRAPHS = new Pins<>(Context::graphGone);
     private static final Map<Long, Context> BY_NODE = new ConcurrentHashMap<>();
 
-    /** Vectors returned to LibTorch by hooks; released by the next hook (LibTorch copied them). */
-    private static final ThreadLocal<List<TensorVector>> RETURNED = ThreadLocal.withInitial(ArrayList::new);
+    /**
+     * Vectors returned to LibTorch by input-gradient hooks of a backward pass that keeps its graph
+     * ({@code retain_graph}): released by the next hook on the thread (LibTorch copied them by
+     * then), or with their function's state, whichever comes first.
+     */
+    private static final ThreadLocal<List<Returned>> RETURNED = ThreadLocal.withInitial(ArrayList::new);
 
     /**
      * What most hooks return: one undefined tensor. LibTorch copies a hook's result, so one
@@ -129,10 +150,24 @@ public final class CustomFunction {
      */
     public static Result apply(String name, List<Tensor> inputs, List<Tensor> outputs, Backward backward,
             Schedule schedule, Object owner) {
+        return apply(name, inputs, outputs, backward, schedule, owner, null);
+    }
+
+    /**
+     * {@link #apply(String, List, List, Backward, Schedule, Object)} for a function whose backward
+     * must run at most once per forward (see "Running the backward again" above).
+     *
+     * @param onlyOnce null if the backward may run again in a later backward pass (with
+     *     {@code retain_graph}); otherwise why it must not, for the message of the
+     *     {@link IllegalStateException} that a second backward pass reaching the function throws
+     *     ({@code "<name>: its backward already ran; <onlyOnce>"}) before calling {@code backward}
+     */
+    public static Result apply(String name, List<Tensor> inputs, List<Tensor> outputs, Backward backward,
+            Schedule schedule, Object owner, String onlyOnce) {
         if (!GradMode.is_enabled()) {
             return new Result(new ArrayList<>(outputs), torch.zeros(new long[0]));
         }
-        Context ctx = new Context(IDS.incrementAndGet(), name, owner, backward, inputs, outputs.size());
+        Context ctx = new Context(IDS.incrementAndGet(), name, owner, backward, onlyOnce, inputs, outputs.size());
         List<Tensor> connected = new ArrayList<>(Collections.nCopies(outputs.size(), (Tensor) null));
         int linked = 0;
         for (Tensor y : outputs) {
@@ -143,10 +178,7 @@ public final class CustomFunction {
         boolean backwardAtOutput = linked == 1;
         Tensor delegate = null;
         List<Pointer> keep = new ArrayList<>();
-        boolean anchored = false;
-        for (boolean d : ctx.differentiable) {
-            anchored |= d;
-        }
+        boolean anchored = ctx.anchored;
         try (PointerScope scope = new PointerScope()) {
             // The pin: an empty index that every anchor saves (released once the last anchor has
             // run, or with the graph), or without anchors a 0-dim leaf the hub depends on.
@@ -169,6 +201,13 @@ public final class CustomFunction {
             }
             if (hub == null) {
                 hub = pin;
+            } else {
+                // The index pin goes as soon as the anchors have run; the hooks must stay as long
+                // as their nodes can be reached (a second backward must meet them, see the class
+                // comment): a leaf whose AccumulateGrad node the hub's node keeps alive.
+                Tensor graphPin = GRAPHS.leaf(ctx);
+                hub = hub.add(graphPin.scalar_type().value == hub.scalar_type().value
+                        ? graphPin : graphPin.to(hub.scalar_type()));
             }
             if (!backwardAtOutput) {
                 if (hub == pin) {
@@ -249,11 +288,30 @@ public final class CustomFunction {
 
     /** Releases the vectors earlier hooks returned: LibTorch has copied them by now. */
     private static void releaseReturned() {
-        List<TensorVector> list = RETURNED.get();
-        for (TensorVector v : list) {
-            v.releaseReference();
+        List<Returned> list = RETURNED.get();
+        for (Returned r : list) {
+            r.release();
         }
         list.clear();
+    }
+
+    /**
+     * A vector an input hook returned to LibTorch, released by whichever comes first: the next
+     * hook on the thread or the release of the function's state.
+     */
+    private static final class Returned {
+        private TensorVector vector;
+
+        Returned(TensorVector vector) {
+            this.vector = vector;
+        }
+
+        synchronized void release() {
+            if (vector != null) {
+                vector.releaseReference();
+                vector = null;
+            }
+        }
     }
 
     /** The state of one function call, shared by its hooks. */
@@ -261,7 +319,12 @@ public final class CustomFunction {
         final long id;
         final String name;
         final Object owner;
-        final Backward backward;
+        /** Null once released: it may hold what the caller captured, and the hooks outlive it. */
+        Backward backward;
+        /** Why the backward must not run twice, or null (see {@link #apply}). */
+        final String onlyOnce;
+        /** Whether the inputs have anchors (so an index pin; else the pin is the graph's leaf). */
+        final boolean anchored;
         final int nIn;
         final int nOut;
         final boolean[] differentiable;
@@ -271,13 +334,19 @@ public final class CustomFunction {
         final List<Long> nodes = new ArrayList<>();
         final Tensor[] gradOut;
         final Tensor[] gradIn;
+        /** Vectors handed to LibTorch by this function's input hooks, not yet released. */
+        final List<Returned> returned = new ArrayList<>();
+        /** Whether the backward has started (once per backward pass that reaches the function). */
+        boolean ran;
         boolean released;
 
-        Context(long id, String name, Object owner, Backward backward, List<Tensor> inputs, int nOut) {
+        Context(long id, String name, Object owner, Backward backward, String onlyOnce, List<Tensor> inputs,
+                int nOut) {
             this.id = id;
             this.name = name;
             this.owner = owner;
             this.backward = backward;
+            this.onlyOnce = onlyOnce;
             this.nIn = inputs.size();
             this.nOut = nOut;
             this.differentiable = new boolean[nIn];
@@ -291,6 +360,11 @@ public final class CustomFunction {
                     inputTypes[i] = x.scalar_type();
                 }
             }
+            boolean any = false;
+            for (boolean d : differentiable) {
+                any |= d;
+            }
+            this.anchored = any;
             this.gradOut = new Tensor[nOut];
             this.gradIn = new Tensor[nIn];
         }
@@ -304,7 +378,35 @@ public final class CustomFunction {
             if (gradOut[j] != null) {
                 gradOut[j].releaseReference();
             }
+            // After release nothing would take it: a second backward pass is refused anyway.
+            if (released && g != null) {
+                g.releaseReference();
+                g = null;
+            }
             gradOut[j] = g;
+        }
+
+        /**
+         * The backward to run now, or an exception if it must not run: it ran already and may run
+         * only once, or what it needs was released after an earlier backward pass.
+         */
+        synchronized Backward start() {
+            if (released || (ran && onlyOnce != null)) {
+                throw new IllegalStateException(name + ": its backward already ran; " + (onlyOnce != null ? onlyOnce
+                        : "what it needs was released after that backward pass: pass retain_graph=true to the"
+                        + " first backward() to run it again, or run the forward again"));
+            }
+            ran = true;
+            return backward;
+        }
+
+        /** Keeps a vector handed to LibTorch until the function's state is released. */
+        synchronized void keep(Returned r) {
+            if (released) {
+                r.release();
+            } else {
+                returned.add(r);
+            }
         }
 
         synchronized List<Tensor> takeGradOut() {
@@ -329,11 +431,31 @@ public final class CustomFunction {
             return g;
         }
 
+        /** The pin was freed: the backward cannot run again; without anchors, the graph is gone too. */
+        void pinReleased() {
+            release();
+            if (!anchored) {
+                graphGone();
+            }
+        }
+
+        /** No node of the function can be reached any more: its hooks may go. */
+        synchronized void graphGone() {
+            release();
+            hooks.clear();
+        }
+
+        /**
+         * Releases what the backward needs (called when the pin is freed: after the last anchor
+         * ran, or with the graph), and the vectors the input hooks returned: LibTorch copied each
+         * of them when its hook returned, before the anchor that ran it released the pin.
+         */
         synchronized void release() {
             if (released) {
                 return;
             }
             released = true;
+            backward = null;
             for (long address : nodes) {
                 BY_NODE.remove(address, this);
             }
@@ -343,7 +465,10 @@ public final class CustomFunction {
             for (int i = 0; i < nIn; i++) {
                 setGradIn(i, null);
             }
-            hooks.clear();
+            for (Returned r : returned) {
+                r.release();
+            }
+            returned.clear();
         }
 
         @Override
@@ -408,7 +533,7 @@ public final class CustomFunction {
         try (PointerScope scope = new PointerScope()) {
             List<Tensor> gradIn;
             try {
-                gradIn = ctx.backward.apply(Collections.unmodifiableList(gradOut));
+                gradIn = ctx.start().apply(Collections.unmodifiableList(gradOut));
             } catch (RuntimeException e) {
                 throw e;
             } catch (Exception e) {
@@ -481,8 +606,12 @@ public final class CustomFunction {
             } finally {
                 g.releaseReference();
             }
-            // The scope has dropped its hold; ours is the one released by the next hook.
-            RETURNED.get().add(out);
+            // The scope has dropped its hold; ours is released by the next hook on this thread or
+            // with the function's state (right after this anchor, if it is the last one to run),
+            // so that a gradient the size of an activation does not outlive the backward pass.
+            Returned r = new Returned(out);
+            RETURNED.get().add(r);
+            ctx.keep(r);
             return out;
         }
     }

@@ -13,8 +13,12 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.DeviceOptional;
 import org.bytedeco.pytorch.NoGradGuard;
+import org.bytedeco.pytorch.PointerConsumer;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorOptions;
@@ -288,5 +292,96 @@ class CustomFunctionTest {
                 new org.bytedeco.pytorch.TensorArrayRefOptional());
         y.backward();
         assertEquals(0, maxDiff(x.grad(), torch.full(new long[] {3}, new Scalar(6.0), F64)));
+    }
+
+    /** A function whose backward must run once: a second backward pass is refused, retained graph or not. */
+    @Test
+    void aBackwardThatRunsOnceIsNotRunAgain() {
+        Tensor x = ramp(3, 1).requires_grad_(true);
+        int[] calls = {0};
+        Tensor y;
+        try (NoGradGuard g = new NoGradGuard()) {
+            y = x.mul(new Scalar(2.0));
+        }
+        Tensor out = CustomFunction.apply("once", List.of(x), List.of(y), grads -> {
+            calls[0]++;
+            return Collections.singletonList(grads.get(0).mul(new Scalar(2.0)));
+        }, Schedule.NATURAL, null, "the peer sends one gradient").outputs().get(0);
+        Tensor loss = out.sum();
+        loss.backward(torch.ones(new long[0], F64), new org.bytedeco.pytorch.BoolOptional(true), false,
+                new org.bytedeco.pytorch.TensorArrayRefOptional());
+        RuntimeException e = assertThrows(RuntimeException.class, loss::backward);
+        assertTrue(e.getMessage().contains("once: its backward already ran; the peer sends one gradient"),
+                e.getMessage());
+        e = assertThrows(RuntimeException.class, () -> out.mul(new Scalar(3.0)).sum().backward());
+        assertTrue(e.getMessage().contains("already ran"), e.getMessage());
+        assertEquals(1, calls[0]);
+        assertEquals(0, maxDiff(x.grad(), torch.full(new long[] {3}, new Scalar(2.0), F64)));
+    }
+
+    /**
+     * After a backward pass without retain_graph the function's state is released; a new graph on
+     * its output that reaches it again gets a clear exception, also once the garbage collector has
+     * run (the hooks live as long as their nodes), instead of running the backward again or a
+     * NullPointerException.
+     */
+    @Test
+    void aSecondBackwardAfterReleaseIsRefusedClearly() throws InterruptedException {
+        for (boolean withInput : new boolean[] {true, false}) {
+            Tensor x = ramp(3, 1).requires_grad_(true);
+            int[] calls = {0};
+            Tensor y;
+            try (NoGradGuard g = new NoGradGuard()) {
+                y = x.mul(new Scalar(3.0));
+            }
+            Tensor out = CustomFunction.apply("again", withInput ? List.of(x) : List.of(), List.of(y), grads -> {
+                calls[0]++;
+                return withInput ? Collections.singletonList(grads.get(0).mul(new Scalar(3.0))) : List.of();
+            }, Schedule.NATURAL, null).outputs().get(0);
+            out.sum().backward();
+            settledLiveFunctions();
+            if (withInput) {
+                RuntimeException e = assertThrows(RuntimeException.class, () -> out.mul(new Scalar(2.0)).sum().backward());
+                assertTrue(e.getMessage().contains("again: its backward already ran") && e.getMessage().contains(
+                        "retain_graph"), e.getMessage());
+                assertEquals(1, calls[0]);
+            } else {
+                // Without inputs nothing is released by a backward pass: it may run again.
+                out.mul(new Scalar(2.0)).sum().backward();
+                assertEquals(2, calls[0]);
+            }
+        }
+    }
+
+    /**
+     * The input gradient an input hook hands to LibTorch is not kept after the backward pass: the
+     * last holder of a gradient that flowed on into a non-leaf's graph is gone when backward()
+     * returns (it used to stay until the next hook ran on the thread).
+     */
+    @Test
+    void theReturnedInputGradientDoesNotOutliveBackward() {
+        AtomicBoolean freed = new AtomicBoolean();
+        PointerConsumer deleter = new PointerConsumer() {
+            @Override
+            public void call(Pointer p) {
+                freed.set(true);
+                Pointer.free(p);
+            }
+        };
+        Tensor w = torch.ones(new long[] {1}, F64).requires_grad_(true);
+        Tensor x = ramp(4, 1).mul(w);
+        Tensor y;
+        try (NoGradGuard g = new NoGradGuard()) {
+            y = x.mul(new Scalar(2.0));
+        }
+        Tensor out = CustomFunction.apply("tracked", List.of(x), List.of(y), grads -> {
+            Pointer memory = Pointer.calloc(4, 8);
+            Tensor g = torch.from_blob(memory, new long[] {4}, new long[] {1}, deleter, F64, new DeviceOptional());
+            return Collections.singletonList(g.copy_(grads.get(0).mul(new Scalar(2.0))));
+        }, Schedule.NATURAL, null).outputs().get(0);
+        out.sum().backward();
+        assertEquals(0, maxDiff(w.grad(), ramp(4, 1).mul(new Scalar(2.0)).sum().reshape(1)));
+        assertTrue(freed.get(), "the input gradient is still held after backward");
+        deleter.deallocate();
     }
 }
