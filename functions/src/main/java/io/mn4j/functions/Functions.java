@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
+import org.bytedeco.pytorch.GradMode;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
 
@@ -51,6 +52,9 @@ import org.bytedeco.pytorch.global.torch;
  * passes of gather, scatter and alltoall are point to point instead: every floating-point tensor
  * that went from one rank to another gets its gradient back on a tag of its own (see
  * {@link Tags}), so they may run in any order, and only the two ranks of such a pair take part.
+ * Like the point-to-point functions, every collective's backward runs once per forward and not
+ * under {@code create_graph} (see "One backward per forward"): a second backward pass through a
+ * collective's output throws on the rank that runs it, before communicating.
  *
  * <p>Dtypes may differ between ranks: only floating-point (and complex) tensors carry gradients,
  * and every rank decides what it sends or receives in backward from what the forward exchanged
@@ -72,9 +76,25 @@ import org.bytedeco.pytorch.global.torch;
  * gradients forever. Tie such an output in as a delegate, {@code pseudoConnect(unusedOutput,
  * aValueThatIsUsed)}: its backward then runs and sends zeros (ChainerMN has the same rule).
  *
+ * <h2>One backward per forward</h2>
+ * Every communicating function's backward exchanges its gradients exactly once: the peer sends or
+ * waits for one gradient per forward message. A second backward pass that reaches the same call
+ * (a new loss computed from the same received tensor, or {@code retain_graph=true} and
+ * {@code backward()} again) throws an {@link IllegalStateException} on the rank where it happens,
+ * before communicating anything ("... its backward already ran; a gradient travels back once per
+ * forward ..."), so no stray gradient is sent or awaited; the peers are unaffected and stay in
+ * step. Run the forward again instead (sum the losses first to backpropagate several at once).
+ *
+ * <p>Double backward ({@code create_graph=true}) is not supported: gradients that arrive from
+ * other ranks carry no history, so every cross-rank term of the second derivative would be lost
+ * without a word. The backward of every communicating function therefore throws an
+ * {@link UnsupportedOperationException} under {@code create_graph}, before communicating; use the
+ * same backward call on every rank (a rank that does not throw would wait for the one that did).
+ *
  * <h2>Rules of use</h2>
  * Call {@code backward()} (not {@code torch.autograd.grad} restricted to some inputs, which could
- * skip a communication a peer waits for). Outputs share memory with the received or given
+ * skip a communication a peer waits for), once per forward and without {@code create_graph} (see
+ * above). Outputs share memory with the received or given
  * tensors: do not modify them in place. All functions are safe to call inside a
  * {@code PointerScope}: what they return is attached to the caller's scope.
  */
@@ -92,7 +112,8 @@ public final class Functions {
      * @param tag in [0, 65536) (see the class comment for smaller MPI_TAG_UB); the gradient
      *     travels back with a tag derived from this one and from the number of earlier sends with
      *     the same tag to the same rank
-     * @return the delegate variable: a 0-dim tensor whose backward receives the gradient
+     * @return the delegate variable: a 0-dim tensor whose backward receives the gradient, once: a
+     *     second backward pass through it throws before receiving (see "One backward per forward")
      */
     public static Tensor send(Tensor x, Communicator comm, int dst, int tag) {
         requireTensor("send", x);
@@ -113,7 +134,7 @@ public final class Functions {
             Tensor g = comm.recv(dst, gradTag);
             return Collections.singletonList(Tensors.receivedGradient(g, shape, name));
         };
-        return CustomFunction.apply(name, Collections.singletonList(x), List.of(), backward,
+        return connect(name, Collections.singletonList(x), List.of(), backward,
                 Schedule.NATURAL, comm).delegate();
     }
 
@@ -122,6 +143,9 @@ public final class Functions {
      * then continues into {@code delegateOrNull}'s graph. If the result is not used, backward
      * never reaches it: pseudoConnect it into a used value (see "Unused outputs" above) so that
      * a zero gradient goes back, or {@code src} waits for it forever.
+     *
+     * <p>The gradient goes back once: a second backward pass through the result throws before
+     * sending (see "One backward per forward").
      *
      * @param delegateOrNull the delegate of an earlier part of this rank's model (typically what
      *     {@link #send} returned), or null
@@ -152,13 +176,22 @@ public final class Functions {
             isendTracked(state, comm, Tensors.gradientOrMarker(g, dtype), src, gradTag);
             return delegate.gradients();
         };
-        return CustomFunction.apply(name, inputsOf(delegateOrNull), Collections.singletonList(z), backward,
+        return connect(name, inputsOf(delegateOrNull), Collections.singletonList(z), backward,
                 Schedule.EAGER, comm).outputs().get(0);
     }
 
     /** {@link #recv(Communicator, int, int, Tensor)} without a delegate. */
     public static Tensor recv(Communicator comm, int src, int tag) {
         return recv(comm, src, tag, null);
+    }
+
+    /** The header {@code [LIST_MAGIC, n]} of a sendAll list, or null if {@code t} is not one. */
+    private static long[] listHeader(Tensor t) {
+        if (t.scalar_type().value != torch.ScalarType.Long.value || t.numel() != 2) {
+            return null;
+        }
+        long[] h = Tensors.toLongs(t);
+        return h[0] == LIST_MAGIC && h[1] >= 0 ? h : null;
     }
 
     /**
@@ -202,7 +235,7 @@ public final class Functions {
             }
             return out;
         };
-        return CustomFunction.apply(name, xs, List.of(), backward, Schedule.NATURAL, comm).delegate();
+        return connect(name, xs, List.of(), backward, Schedule.NATURAL, comm).delegate();
     }
 
     /**
@@ -232,9 +265,8 @@ public final class Functions {
         state.reap();
         int gradTag = state.tags().gradient(tag, state.nextRecv(src, tag));
         Tensor header = comm.recv(src, tag);
-        long[] h = header.scalar_type().value == torch.ScalarType.Long.value && header.numel() == 2
-                ? Tensors.toLongs(header) : null;
-        if (h == null || h[0] != LIST_MAGIC) {
+        long[] h = listHeader(header);
+        if (h == null) {
             throw new CommunicationException("recvAll from rank " + src + " (tag " + tag + "): expected the list"
                     + " header of a sendAll but received " + Tensors.shape(header)
                     + "; was the message sent with send() instead of sendAll()?");
@@ -268,7 +300,7 @@ public final class Functions {
             }
             return delegate.gradients();
         };
-        return CustomFunction.apply(name, inputsOf(delegateOrNull), zs, backward, Schedule.EAGER, comm).outputs();
+        return connect(name, inputsOf(delegateOrNull), zs, backward, Schedule.EAGER, comm).outputs();
     }
 
     /** {@link #recvAll(Communicator, int, int, Tensor)} without a delegate. */
@@ -346,7 +378,7 @@ public final class Functions {
             List<Tensor> parts = comm.alltoall(gradientsOrMarkers(grads, dtypes));
             return Collections.singletonList(sumReceived(parts, shape, name));
         };
-        return CustomFunction.apply(name, Collections.singletonList(x), ys, backward, Schedule.NATURAL, comm).outputs();
+        return connect(name, Collections.singletonList(x), ys, backward, Schedule.NATURAL, comm).outputs();
     }
 
     /**
@@ -418,7 +450,7 @@ public final class Functions {
             }
             return out;
         };
-        return CustomFunction.apply(name, xs, ys, backward, floatsOut.isEmpty() ? Schedule.EAGER : Schedule.NATURAL,
+        return connect(name, xs, ys, backward, floatsOut.isEmpty() ? Schedule.EAGER : Schedule.NATURAL,
                 comm).outputs();
     }
 
@@ -458,7 +490,7 @@ public final class Functions {
             return isRoot ? Collections.singletonList(sumReceived(all, shape, name)) : delegate.gradients();
         };
         List<Tensor> inputs = isRoot ? Collections.singletonList(xOrNull) : inputsOf(xOrNull);
-        return CustomFunction.apply(name, inputs, Collections.singletonList(y), backward, Schedule.NATURAL, comm)
+        return connect(name, inputs, Collections.singletonList(y), backward, Schedule.NATURAL, comm)
                 .outputs().get(0);
     }
 
@@ -485,7 +517,7 @@ public final class Functions {
             int gradTag = state.collectiveSendGradient(root);
             Backward backward = grads -> Collections.singletonList(
                     Tensors.receivedGradient(comm.recv(root, gradTag), shape, name));
-            return new ArrayList<>(List.of(CustomFunction.apply(name, Collections.singletonList(x), ys, backward,
+            return new ArrayList<>(List.of(connect(name, Collections.singletonList(x), ys, backward,
                     Schedule.NATURAL, comm).delegate()));
         }
         int n = ys.size();
@@ -510,7 +542,7 @@ public final class Functions {
             }
             return Collections.singletonList(floats[root] ? grads.get(root) : null);
         };
-        return CustomFunction.apply(name, Collections.singletonList(x), ys, backward, Schedule.EAGER, comm).outputs();
+        return connect(name, Collections.singletonList(x), ys, backward, Schedule.EAGER, comm).outputs();
     }
 
     /**
@@ -546,7 +578,7 @@ public final class Functions {
                 isendTracked(state, comm, Tensors.gradientOrMarker(g, dtype), root, gradTag);
                 return List.of();
             };
-            return CustomFunction.apply(name, List.of(), Collections.singletonList(y), backward, Schedule.EAGER, comm)
+            return connect(name, List.of(), Collections.singletonList(y), backward, Schedule.EAGER, comm)
                     .outputs().get(0);
         }
         int n = xsOrNull.size();
@@ -579,7 +611,7 @@ public final class Functions {
             }
             return out;
         };
-        return CustomFunction.apply(name, xsOrNull, Collections.singletonList(y), backward, Schedule.NATURAL, comm)
+        return connect(name, xsOrNull, Collections.singletonList(y), backward, Schedule.NATURAL, comm)
                 .outputs().get(0);
     }
 
@@ -612,7 +644,7 @@ public final class Functions {
             Tensor summed = comm.allreduce(g != null ? g : torch.zeros(shape, new org.bytedeco.pytorch.TensorOptions(dtype)), op);
             return Collections.singletonList(summed);
         };
-        return CustomFunction.apply(name, Collections.singletonList(x), Collections.singletonList(y), backward,
+        return connect(name, Collections.singletonList(x), Collections.singletonList(y), backward,
                 Schedule.NATURAL, comm).outputs().get(0);
     }
 
@@ -654,6 +686,35 @@ public final class Functions {
         List<Tensor> gradients() {
             return present ? Collections.singletonList(Tensors.delegateGradient(shape, dtype)) : List.of();
         }
+    }
+
+    /**
+     * Why a communication's backward runs once per forward: the end of the message of the
+     * exception a second backward pass throws (the peer sends or awaits exactly one gradient).
+     */
+    private static final String ONCE = "a gradient travels back once per forward; run the forward again"
+            + " (retain_graph does not send or receive gradients again)";
+
+    /**
+     * {@link CustomFunction#apply} for a communicating function: its backward runs once per
+     * forward (a second backward pass throws before communicating), and not under
+     * {@code create_graph}, which it refuses before communicating too: the gradients it receives
+     * from other ranks have no history, so the cross-rank terms of a double backward would be
+     * lost silently.
+     */
+    private static CustomFunction.Result connect(String name, List<Tensor> inputs, List<Tensor> outputs,
+            Backward backward, Schedule schedule, Communicator comm) {
+        Backward firstOrderOnly = grads -> {
+            // Grad mode is on inside the backward pass only under create_graph.
+            if (GradMode.is_enabled()) {
+                throw new UnsupportedOperationException(name + ": backward with create_graph=true (double"
+                        + " backward) is not supported through communication: gradients received from other"
+                        + " ranks carry no history, so the cross-rank terms would be lost. Call backward()"
+                        + " without create_graph on every rank (this rank sent and received nothing here)");
+            }
+            return backward.apply(grads);
+        };
+        return CustomFunction.apply(name, inputs, outputs, firstOrderOnly, schedule, comm, ONCE);
     }
 
     /** Starts sending {@code t} (the handle holds it while MPI reads it) and tracks the send. */

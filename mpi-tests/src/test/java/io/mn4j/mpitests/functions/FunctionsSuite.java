@@ -18,8 +18,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.BoolOptional;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorArrayRefOptional;
 import org.bytedeco.pytorch.global.torch;
 
 /**
@@ -54,6 +56,9 @@ public class FunctionsSuite implements ScenarioSuite {
         s.put("bad inputs", FunctionsSuite::badInputs);
         s.put("delegate from another communicator", FunctionsSuite::foreignDelegate);
         s.put("hooks released", FunctionsSuite::hooksReleased);
+        s.put("second backward refused", FunctionsSuite::secondBackward);
+        s.put("create_graph refused", FunctionsSuite::createGraphRefused);
+        s.put("input gradient released after backward", FunctionsSuite::inputGradientReleased);
         return s;
     }
 
@@ -738,5 +743,184 @@ public class FunctionsSuite implements ScenarioSuite {
         check.isTrue("no function of the loop is still alive", after <= before,
                 after + " functions alive after the scopes closed, " + before + " before");
         check.equal("sends in flight", 0, Functions.pendingSends(c));
+    }
+
+    /** The partner of this rank in pairs (0, 1), (2, 3), ...; -1 for the last rank of an odd count. */
+    private static int partner(Communicator c) {
+        int p = c.rank() ^ 1;
+        return p < c.size() ? p : -1;
+    }
+
+    /** backward() with create_graph=true (and a retained graph). */
+    private static void backwardCreatingGraph(Tensor loss) {
+        loss.backward(torch.ones(new long[0], Fx.F64), new BoolOptional(true), true, new TensorArrayRefOptional());
+    }
+
+    /** backward() keeping the graph. */
+    private static void backwardRetaining(Tensor loss) {
+        loss.backward(torch.ones(new long[0], Fx.F64), new BoolOptional(true), false, new TensorArrayRefOptional());
+    }
+
+    /**
+     * One send/recv between partners with the given tag; the receiver's loss is {@code factor}
+     * times the sum, so the sender's gradient must be {@code factor} everywhere: a gradient left
+     * over from an earlier exchange would show.
+     */
+    private static void exchange(Communicator c, Check check, String name, int tag, double factor) {
+        int peer = partner(c);
+        if (c.rank() % 2 == 0) {
+            Tensor x = det(8500 + tag, 5).requires_grad_(true);
+            Functions.send(x, c, peer, tag).backward();
+            check.tensorsClose(name + ": gradient", torch.full(new long[] {5}, new Scalar(factor), Fx.F64),
+                    grad(x), 0);
+        } else {
+            Tensor z = Functions.recv(c, peer, tag);
+            check.tensorsClose(name + ": value", det(8500 + tag, 5), z, 0);
+            z.mul(new Scalar(factor)).sum().backward();
+        }
+    }
+
+    /**
+     * A second backward pass through a communication throws on the rank that runs it, before
+     * communicating: a receiver with and without a delegate (new graph on the received tensor, once
+     * its state is released and the garbage collector ran), a sender with a retained graph, and an
+     * allreduce on every rank. The gradients of the first passes are right, and the ranks are still
+     * in step afterwards (the next exchanges on the same tags get the right gradients).
+     */
+    private static void secondBackward(Communicator c, Check check) {
+        int n = c.size();
+        int r = c.rank();
+        Tensor a = det(8200 + r, 4).requires_grad_(true);
+        Tensor y = Functions.allreduce(c, a, ReduceOp.SUM);
+        y.sum().backward();
+        check.throwsWith("allreduce: second backward", () -> y.mul(new Scalar(2.0)).sum().backward(),
+                "allreduce#", "its backward already ran", "once per forward");
+        check.tensorsClose("allreduce: gradient of the first pass only", torch.full(new long[] {4}, new Scalar(n),
+                Fx.F64), a.grad(), 0);
+        int peer = partner(c);
+        if (peer < 0) {
+            check.isTrue("no partner", true, "");
+        } else if (r % 2 == 0) {
+            Tensor x = det(8600, 3).requires_grad_(true);
+            Functions.send(x, c, peer, 21).backward();
+            check.tensorsClose("send: gradient of the receiver's first pass", torch.ones(new long[] {3}, Fx.F64),
+                    grad(x), 0);
+            Tensor x2 = det(8601, 3).requires_grad_(true);
+            Functions.send(x2, c, peer, 22).backward();
+            check.tensorsClose("send: gradient of the receiver with a delegate", torch.ones(new long[] {3}, Fx.F64),
+                    grad(x2), 0);
+            Tensor x3 = det(8602, 3).requires_grad_(true);
+            Tensor phi = Functions.send(x3, c, peer, 21);
+            backwardRetaining(phi);
+            check.throwsWith("send: second backward of a retained graph", phi::backward,
+                    "send(rank " + r + " -> " + peer + ", tag 21)", "its backward already ran", "once per forward");
+            check.tensorsClose("send: gradient of the first pass only", torch.full(new long[] {3}, new Scalar(2.0),
+                    Fx.F64), grad(x3), 0);
+        } else {
+            Tensor z = Functions.recv(c, peer, 21);
+            z.sum().backward();
+            check.throwsWith("recv: second backward", () -> z.mul(new Scalar(2.0)).sum().backward(),
+                    "recv(rank " + r + " <- " + peer + ", tag 21)", "its backward already ran", "once per forward");
+            Tensor d = torch.zeros(new long[0], Fx.F64).requires_grad_(true);
+            Tensor zd = Functions.recv(c, peer, 22, d);
+            zd.sum().backward();
+            for (int i = 0; i < 3; i++) {
+                System.gc();
+            }
+            check.throwsWith("recv with a delegate: second backward after the state was released",
+                    () -> zd.mul(new Scalar(2.0)).sum().backward(), "tag 22)", "its backward already ran",
+                    "once per forward");
+            Tensor z3 = Functions.recv(c, peer, 21);
+            z3.mul(new Scalar(2.0)).sum().backward();
+        }
+        if (peer >= 0) {
+            exchange(c, check, "next exchange on tag 21", 21, 3.0);
+            exchange(c, check, "next exchange on tag 22", 22, 5.0);
+        }
+        Functions.flush(c);
+        check.equal("sends in flight", 0, Functions.pendingSends(c));
+        c.barrier();
+    }
+
+    /**
+     * backward(create_graph=true) through communication throws on every rank that runs it, before
+     * communicating (the cross-rank terms would be lost); ranks stay in step.
+     */
+    private static void createGraphRefused(Communicator c, Check check) {
+        int r = c.rank();
+        Tensor a = det(8300 + r, 4).requires_grad_(true);
+        Tensor y = Functions.allreduce(c, a, ReduceOp.SUM);
+        check.throwsWith("allreduce", () -> backwardCreatingGraph(y.mul(y).sum()), "allreduce#", "create_graph",
+                "not supported");
+        int peer = partner(c);
+        if (peer < 0) {
+            check.isTrue("no partner", true, "");
+        } else if (r % 2 == 0) {
+            Tensor x = det(8700, 3).requires_grad_(true);
+            Tensor phi = Functions.send(x.mul(x), c, peer, 25);
+            check.throwsWith("send", () -> backwardCreatingGraph(phi), "send(rank", "create_graph", "not supported");
+        } else {
+            Tensor z = Functions.recv(c, peer, 25);
+            check.throwsWith("recv", () -> backwardCreatingGraph(z.pow(new Scalar(2.0)).sum()), "recv(rank",
+                    "create_graph", "not supported");
+        }
+        if (peer >= 0) {
+            exchange(c, check, "next exchange on tag 25", 25, 7.0);
+        }
+        Functions.flush(c);
+        check.equal("sends in flight", 0, Functions.pendingSends(c));
+        c.barrier();
+    }
+
+    /** Resident set size of this process in MiB. */
+    private static long rssMiB() {
+        try {
+            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status"))) {
+                if (line.startsWith("VmRSS:")) {
+                    return Long.parseLong(line.replaceAll("\\D", "")) / 1024;
+                }
+            }
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return -1;
+    }
+
+    /**
+     * The gradient that a send's backward receives and hands on into a non-leaf's graph is freed
+     * by the time backward() and the caller's scope are done: 64 MiB, measured as resident memory
+     * (it used to stay until the next hook ran on the thread).
+     */
+    private static void inputGradientReleased(Communicator c, Check check) {
+        int r = c.rank();
+        int peer = partner(c);
+        if (peer < 0) {
+            check.isTrue("no partner", true, "");
+            c.barrier();
+            return;
+        }
+        long n = 8L << 20;
+        // Measured before the first round: the old code kept one gradient from then on, which a
+        // baseline taken between rounds would include. Two rounds: nothing accumulates either.
+        long before = rssMiB();
+        for (int it = 0; it < 2; it++) {
+            try (PointerScope scope = new PointerScope()) {
+                if (r % 2 == 0) {
+                    Tensor w = torch.ones(new long[] {1}, Fx.F64).requires_grad_(true);
+                    Tensor x = torch.ones(new long[] {n}, Fx.F64).mul(w);
+                    Functions.send(x, c, peer, 24).backward();
+                    check.close("gradient it " + it, 2.0 * n, w.grad().item_double(), 0);
+                } else {
+                    Functions.recv(c, peer, 24).mul(new Scalar(2.0)).sum().backward();
+                }
+                Functions.flush(c);
+            }
+        }
+        long grown = rssMiB() - before;
+        if (r % 2 == 0) {
+            check.isTrue("resident memory after backward", grown < 32, "grew by " + grown
+                    + " MiB after the scope was closed (the 64 MiB input gradient is still held?)");
+        }
+        c.barrier();
     }
 }
