@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
+import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.GradMode;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
@@ -151,6 +152,8 @@ public final class Functions {
      *     {@link #send} returned), or null
      * @throws IllegalArgumentException if {@code src} is this rank, or the delegate comes from a
      *     communication on a different communicator
+     * @throws CommunicationException if the message was sent with {@link #sendAll}: the whole list
+     *     is received and dropped first, so that the next message of the pair is read correctly
      */
     public static Tensor recv(Communicator comm, int src, int tag, Tensor delegateOrNull) {
         CommState state = CommState.of(comm);
@@ -160,6 +163,7 @@ public final class Functions {
         state.reap();
         int gradTag = state.tags().gradient(tag, state.nextRecv(src, tag));
         Tensor z = comm.recv(src, tag);
+        refuseList(comm, src, tag, z);
         if (!Tensors.differentiable(z)) {
             if (delegateOrNull != null) {
                 throw new IllegalArgumentException("recv from rank " + src + " (tag " + tag + "): received "
@@ -183,6 +187,27 @@ public final class Functions {
     /** {@link #recv(Communicator, int, int, Tensor)} without a delegate. */
     public static Tensor recv(Communicator comm, int src, int tag) {
         return recv(comm, src, tag, null);
+    }
+
+    /**
+     * Throws if {@code z} is the header of a {@link #sendAll} list, after receiving and dropping
+     * the list's tensors: left queued, they would be taken for the next messages of the pair, and
+     * a large one would keep the sender's {@link #flush} waiting. The sender's delegate must then
+     * not be backpropagated (no gradient will come), as for any message received wrongly.
+     */
+    private static void refuseList(Communicator comm, int src, int tag, Tensor z) {
+        long[] h = listHeader(z);
+        if (h == null) {
+            return;
+        }
+        try (PointerScope scope = new PointerScope()) {
+            for (long i = 0; i < h[1]; i++) {
+                comm.recv(src, tag);
+            }
+        }
+        throw new CommunicationException("recv from rank " + src + " (tag " + tag + "): the message was sent with"
+                + " sendAll() (a list of " + h[1] + " tensors); receive it with recvAll(). The list was received"
+                + " and dropped; no gradient goes back for it");
     }
 
     /** The header {@code [LIST_MAGIC, n]} of a sendAll list, or null if {@code t} is not one. */

@@ -58,6 +58,7 @@ public class FunctionsSuite implements ScenarioSuite {
         s.put("hooks released", FunctionsSuite::hooksReleased);
         s.put("second backward refused", FunctionsSuite::secondBackward);
         s.put("create_graph refused", FunctionsSuite::createGraphRefused);
+        s.put("sendAll received with recv", FunctionsSuite::sendAllReceivedWithRecv);
         s.put("input gradient released after backward", FunctionsSuite::inputGradientReleased);
         return s;
     }
@@ -869,6 +870,33 @@ public class FunctionsSuite implements ScenarioSuite {
         }
         Functions.flush(c);
         check.equal("sends in flight", 0, Functions.pendingSends(c));
+        c.barrier();
+    }
+
+    /**
+     * A sendAll received with recv: the receiver throws, naming recvAll, after taking the whole
+     * list (one element of 8 MiB, which would keep the sender's flush waiting if left queued); the
+     * next message on the same tag is read correctly.
+     */
+    private static void sendAllReceivedWithRecv(Communicator c, Check check) {
+        int r = c.rank();
+        int peer = partner(c);
+        if (peer < 0) {
+            check.isTrue("no partner", true, "");
+        } else if (r % 2 == 0) {
+            Tensor x = det(8800, 3).requires_grad_(true);
+            // Its delegate is dropped: the list went to a recv, so no gradient will come back.
+            Functions.sendAll(List.of(x, det(8801, 1 << 20), torch.arange(new Scalar(3))), c, peer, 23);
+            Functions.flush(c);
+            check.equal("sender's flush returned", 0, Functions.pendingSends(c));
+        } else {
+            check.throwsWith("recv of a list", () -> Functions.recv(c, peer, 23), "tag 23", "sent with sendAll()",
+                    "3 tensors", "recvAll()");
+        }
+        if (peer >= 0) {
+            exchange(c, check, "next exchange on tag 23", 23, 2.0);
+        }
+        Functions.flush(c);
         c.barrier();
     }
 
