@@ -15,10 +15,10 @@ import org.bytedeco.pytorch.Tensor;
  * ChainerMN, which casts to float32, every field keeps its dtype and shape.
  *
  * <p>Construction, {@link #next()} and {@link #reset()} are collective: every rank of the
- * communicator calls them the same number of times. If the master's iterator fails (or has
- * finished), every rank throws (the master its own exception, the others a
- * {@link DatasetException} quoting it, or {@link NoSuchElementException}); no rank is left
- * waiting for a batch that will not come.
+ * communicator calls them the same number of times. If the master's iterator fails (while
+ * describing itself at construction, producing a batch or resetting) or has finished, every rank
+ * throws (the master its own exception, the others a {@link DatasetException} quoting it, or
+ * {@link NoSuchElementException}); no rank is left waiting for a message that will not come.
  */
 public final class MultiNodeIterator implements BatchIterator {
     private final Communicator comm;
@@ -46,12 +46,25 @@ public final class MultiNodeIterator implements BatchIterator {
         boolean isMaster = comm.rank() == master;
         this.actual = isMaster ? actual : null;
         Info info = null;
+        RuntimeException failure = null;
         if (isMaster) {
-            info = masterProblem != null
-                    ? new Info(masterProblem, 0, 0, false, null)
-                    : new Info(null, actual.batchSize(), actual.datasetSize(), actual.repeat(), State.of(actual));
+            if (masterProblem != null) {
+                info = new Info(masterProblem, 0, 0, false, null);
+            } else {
+                // The other ranks wait in bcastObj: a failure here must reach them too.
+                try {
+                    info = new Info(null, actual.batchSize(), actual.datasetSize(), actual.repeat(), State.of(actual));
+                } catch (RuntimeException e) {
+                    failure = e;
+                    info = new Info("the master rank " + master + " failed to describe its iterator: " + e, 0, 0,
+                            false, null);
+                }
+            }
         }
         info = comm.bcastObj(info, master);
+        if (failure != null) {
+            throw failure;
+        }
         if (info.error != null) {
             throw new DatasetException("MultiNodeIterator: " + info.error);
         }
@@ -131,14 +144,34 @@ public final class MultiNodeIterator implements BatchIterator {
         return batch != null ? batch : new Batch(msg.size, fields);
     }
 
+    /**
+     * Resets the master's iterator and shares its new state. If that fails, the master throws its
+     * exception and the other ranks a {@link DatasetException} quoting it; the state stays as it
+     * was on every rank.
+     */
     @Override
     public void reset() {
-        State s = null;
+        Message msg = null;
+        RuntimeException failure = null;
         if (comm.rank() == master) {
-            actual.reset();
-            s = State.of(actual);
+            // The other ranks wait in bcastObj: a failure here must reach them too.
+            try {
+                actual.reset();
+                msg = new Message(Kind.RESET, null, State.of(actual), 0, 0);
+            } catch (RuntimeException e) {
+                failure = e;
+                msg = new Message(Kind.FAILED, String.valueOf(e), state, 0, 0);
+            }
         }
-        state = comm.bcastObj(s, master);
+        msg = comm.bcastObj(msg, master);
+        if (failure != null) {
+            throw failure;
+        }
+        if (msg.kind == Kind.FAILED) {
+            throw new DatasetException("MultiNodeIterator: the master rank " + master + " failed to reset its"
+                    + " iterator: " + msg.error);
+        }
+        state = msg.state;
     }
 
     /** The rank that reads the data. */
@@ -186,7 +219,7 @@ public final class MultiNodeIterator implements BatchIterator {
         return state.iteration;
     }
 
-    private enum Kind { BATCH, END, FAILED }
+    private enum Kind { BATCH, END, FAILED, RESET }
 
     /** The master's epoch state after a batch. */
     private record State(long epoch, double epochDetail, double previousEpochDetail, boolean newEpoch,

@@ -1,6 +1,7 @@
 package io.mn4j.mpitests.iterators;
 
 import io.mn4j.iterators.Batch;
+import io.mn4j.iterators.BatchIterator;
 import io.mn4j.iterators.Dataset;
 import io.mn4j.iterators.DatasetException;
 import io.mn4j.iterators.Datasets;
@@ -210,6 +211,45 @@ public class IteratorsSuite implements ScenarioSuite {
                     "batch size 11 is larger than the data set (10 examples)");
             check.throwsWith("null at the master", () -> new MultiNodeIterator(null, c, 0), "null iterator");
         });
+        s.put("MultiNodeIterator: a master failing to reset or to describe its iterator fails every rank",
+                (c, check) -> {
+            int master = c.size() - 1;
+            boolean[] broken = {false};
+            SerialIterator serial = new SerialIterator(ramp(N, 0), 4, true, false, 0);
+            BatchIterator failing = new ForwardingIterator(serial) {
+                @Override
+                public void reset() {
+                    if (broken[0]) {
+                        throw new DatasetException("cannot rewind the tape");
+                    }
+                    super.reset();
+                }
+
+                @Override
+                public long epoch() {
+                    if (broken[0]) {
+                        throw new IllegalStateException("epoch counter lost");
+                    }
+                    return super.epoch();
+                }
+            };
+            MultiNodeIterator it = new MultiNodeIterator(c.rank() == master ? failing : null, c, master);
+            check.equal("first batch", 4L, it.next().size());
+            it.reset();
+            check.equal("iteration after a good reset", 0L, it.iteration());
+            check.equal("first batch after the reset", 4L, it.next().size());
+            broken[0] = true;
+            check.throwsWith("reset", it::reset, "cannot rewind the tape");
+            check.equal("state kept after the failed reset", 1L, it.iteration());
+            check.throwsWith("construction", () -> new MultiNodeIterator(c.rank() == master ? failing : null, c,
+                    master), "epoch counter lost");
+            broken[0] = false;
+            // Every rank is still in step: the next batch is the second one everywhere.
+            Batch b = it.next();
+            check.equal("second batch ids", Arrays.toString(new long[] {4, 5, 6, 7}), Arrays.toString(ids(b.field(2))));
+            c.barrier();
+            check.isTrue("no hang", true, "");
+        });
         s.put("SynchronizedIterator shares the order, not the data", (c, check) -> {
             // every rank holds different values for the same examples, and a different seed
             SynchronizedIterator it = SynchronizedIterator.create(ramp(N, 100.0 * c.rank()), 3, true,
@@ -298,5 +338,69 @@ public class IteratorsSuite implements ScenarioSuite {
                     "batch size must be at least 1, got 0");
         });
         return s;
+    }
+
+    /** A BatchIterator that does what {@code base} does, for tests that override one method. */
+    static class ForwardingIterator implements BatchIterator {
+        private final BatchIterator base;
+
+        ForwardingIterator(BatchIterator base) {
+            this.base = base;
+        }
+
+        @Override
+        public boolean hasNext() {
+            return base.hasNext();
+        }
+
+        @Override
+        public Batch next() {
+            return base.next();
+        }
+
+        @Override
+        public int batchSize() {
+            return base.batchSize();
+        }
+
+        @Override
+        public long datasetSize() {
+            return base.datasetSize();
+        }
+
+        @Override
+        public boolean repeat() {
+            return base.repeat();
+        }
+
+        @Override
+        public long epoch() {
+            return base.epoch();
+        }
+
+        @Override
+        public double epochDetail() {
+            return base.epochDetail();
+        }
+
+        @Override
+        public double previousEpochDetail() {
+            return base.previousEpochDetail();
+        }
+
+        @Override
+        public boolean isNewEpoch() {
+            return base.isNewEpoch();
+        }
+
+        @Override
+        public long iteration() {
+            return base.iteration();
+        }
+
+        @Override
+        public void reset() {
+            base.reset();
+        }
     }
 }
