@@ -13,12 +13,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
-import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.javacpp.PointerScope;
-import org.bytedeco.pytorch.DeviceOptional;
 import org.bytedeco.pytorch.NoGradGuard;
-import org.bytedeco.pytorch.PointerConsumer;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorOptions;
@@ -351,37 +347,5 @@ class CustomFunctionTest {
                 assertEquals(2, calls[0]);
             }
         }
-    }
-
-    /**
-     * The input gradient an input hook hands to LibTorch is not kept after the backward pass: the
-     * last holder of a gradient that flowed on into a non-leaf's graph is gone when backward()
-     * returns (it used to stay until the next hook ran on the thread).
-     */
-    @Test
-    void theReturnedInputGradientDoesNotOutliveBackward() {
-        AtomicBoolean freed = new AtomicBoolean();
-        PointerConsumer deleter = new PointerConsumer() {
-            @Override
-            public void call(Pointer p) {
-                freed.set(true);
-                Pointer.free(p);
-            }
-        };
-        Tensor w = torch.ones(new long[] {1}, F64).requires_grad_(true);
-        Tensor x = ramp(4, 1).mul(w);
-        Tensor y;
-        try (NoGradGuard g = new NoGradGuard()) {
-            y = x.mul(new Scalar(2.0));
-        }
-        Tensor out = CustomFunction.apply("tracked", List.of(x), List.of(y), grads -> {
-            Pointer memory = Pointer.calloc(4, 8);
-            Tensor g = torch.from_blob(memory, new long[] {4}, new long[] {1}, deleter, F64, new DeviceOptional());
-            return Collections.singletonList(g.copy_(grads.get(0).mul(new Scalar(2.0))));
-        }, Schedule.NATURAL, null).outputs().get(0);
-        out.sum().backward();
-        assertEquals(0, maxDiff(w.grad(), ramp(4, 1).mul(new Scalar(2.0)).sum().reshape(1)));
-        assertTrue(freed.get(), "the input gradient is still held after backward");
-        deleter.deallocate();
     }
 }
