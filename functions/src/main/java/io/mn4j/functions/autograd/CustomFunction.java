@@ -400,11 +400,12 @@ public final class CustomFunction {
             return backward;
         }
 
-        /** Keeps a vector handed to LibTorch until the function's state is released. */
+        /**
+         * Keeps a vector handed to LibTorch until the function's state is released. Once it is,
+         * the next hook on the thread releases it: here LibTorch has not taken it yet.
+         */
         synchronized void keep(Returned r) {
-            if (released) {
-                r.release();
-            } else {
+            if (!released) {
                 returned.add(r);
             }
         }
