@@ -786,6 +786,7 @@ public final class Communicator implements AutoCloseable {
             return;
         }
         closed = true;
+        p2p.close();
         for (Intracomm c : owned) {
             try {
                 c.free();

@@ -22,6 +22,10 @@ final class MpiJob {
     private static volatile boolean bodyRunning;
     /** Communicator operations in progress, on any thread. */
     private static final AtomicInteger callsInMpi = new AtomicInteger();
+    /** MPI granted THREAD_MULTIPLE: threads of mn4j's own may call MPI. */
+    private static volatile boolean threadMultiple;
+    /** MPI is finalized (or was never initialized here and is gone). */
+    private static volatile boolean finished;
 
     private MpiJob() {
     }
@@ -38,6 +42,7 @@ final class MpiJob {
                             provided);
                 }
             }
+            threadMultiple = MPI.queryThread() == MPI.THREAD_MULTIPLE;
             Thread.setDefaultUncaughtExceptionHandler((thread, error) -> fail(error));
             Intracomm comm = MPI.COMM_WORLD;
             Communicator c = new Communicator(comm, false);
@@ -158,12 +163,29 @@ final class MpiJob {
         }
     }
 
+    static boolean threadMultiple() {
+        return threadMultiple;
+    }
+
+    /**
+     * Runs {@code work} (MPI calls of a thread of mn4j's own) unless MPI is finalized, never at
+     * the same time as finalization; false when it did not run.
+     */
+    static synchronized boolean unlessFinished(Runnable work) {
+        if (finished || failing) {
+            return false;
+        }
+        work.run();
+        return true;
+    }
+
     static synchronized void finish() {
         if (failing) {
             return;
         }
         try {
             if (MPI.isInitialized() && !MPI.isFinalized()) {
+                finished = true;
                 MPI.Finalize();
             }
         } catch (MPIException e) {

@@ -12,14 +12,17 @@ import org.bytedeco.pytorch.Tensor;
 
 /**
  * A nonblocking tensor receive in flight. The header arrives first; only then can the payload
- * receive be posted (its size is in the header), so the transfer needs {@link #test()} or
- * {@link #waitFor()} calls to advance. Receives from the same (source, tag) complete in the order
+ * receive be posted (its size is in the header). A thread of the communicator posts it when the
+ * header is in ({@link ReceiveProgress}), so the program may do anything meanwhile — other
+ * receives, collectives — as with MPI's own nonblocking receives; {@link #test()} and
+ * {@link #waitFor()} post it too. Receives from the same (source, tag) complete in the order
  * they were posted, whatever order they are tested in, and blocking receives on that pair come
  * after them.
  *
  * <p>The received tensor belongs to no {@link org.bytedeco.javacpp.PointerScope} while MPI writes
  * it; {@link #waitFor()} or {@link #get()} hands it to the scope open at that call, as if it had
- * been made there.
+ * been made there. A receive is completed by waiting or testing until true: one dropped before
+ * keeps its tensor for good, as an MPI request never completed does.
  */
 public final class RecvHandle {
     private final Wire wire;
@@ -66,13 +69,45 @@ public final class RecvHandle {
     /**
      * True once the tensor has arrived. Never waits for the message; it may wait for a call on
      * this handle that another thread is making.
+     *
+     * @throws CommunicationException if the sender sent no tensor (naming why), or the receive failed
      */
-    public synchronized boolean test() {
+    public boolean test() {
+        MpiJob.enteringMpi();
+        try {
+            return advance();
+        } finally {
+            MpiJob.leftMpi();
+        }
+    }
+
+    /**
+     * Blocks until the tensor has arrived and returns it. Holds no lock while it waits (it polls),
+     * so that other threads, the communicator's among them, can advance other receives meanwhile:
+     * a receive posted earlier may be what the sender of this one waits on.
+     */
+    public Tensor waitFor() {
+        MpiJob.enteringMpi();
+        try {
+            while (!advance()) {
+                wire.advanceReceives();
+                Thread.yield(); // as Open MPI's waits do when ranks share cores
+            }
+            synchronized (this) {
+                return handOver();
+            }
+        } finally {
+            MpiJob.leftMpi();
+        }
+    }
+
+    /** One step of the receive, without waiting: true once the tensor has arrived. */
+    private synchronized boolean advance() {
         try {
             if (done) {
                 return true;
             }
-            if (!postPayload(false)) {
+            if (!postPayload()) {
                 return false;
             }
             throwIfFailed();
@@ -91,28 +126,9 @@ public final class RecvHandle {
         }
     }
 
-    /** Blocks until the tensor has arrived and returns it. */
-    public synchronized Tensor waitFor() {
-        MpiJob.enteringMpi();
-        try {
-            if (!done) {
-                postPayload(true);
-                throwIfFailed();
-                for (; completed < payload.size(); completed++) {
-                    received += payload.get(completed).waitStatus().getCount(MPI.BYTE);
-                }
-                finish();
-            }
-            return handOver();
-        } catch (MPIException e) {
-            throw new CommunicationException(context + ": " + e.getMessage(), e);
-        } finally {
-            MpiJob.leftMpi();
-        }
-    }
-
     /** The received tensor; only after {@link #test()} returned true or {@link #waitFor()}. */
     public synchronized Tensor get() {
+        throwIfFailed();
         if (!done) {
             throw new IllegalStateException(context + ": the receive has not completed yet");
         }
@@ -127,42 +143,55 @@ public final class RecvHandle {
         return out;
     }
 
-    /** Posts the payload receive once the header is in; true when it is posted. */
-    synchronized boolean postPayload(boolean block) throws MPIException {
+    /**
+     * Posts the payload receive if the header is in (after those of the earlier receives from
+     * this source and tag); never waits. True once it is posted, or the receive has failed.
+     */
+    synchronized boolean postPayload() throws MPIException {
         if (payload != null) {
             return true;
         }
         if (predecessor != null) {
-            if (!predecessor.postPayload(block)) {
+            if (!predecessor.postPayload()) {
                 return false;
             }
             predecessor = null;
         }
-        if (block) {
-            headerRequest.waitFor();
-        } else if (!headerRequest.test()) {
+        if (!headerRequest.test()) {
             return false;
         }
         headerRequest = null;
-        payload = new ArrayList<>();
+        List<Request> posted = new ArrayList<>();
         try {
             TensorHeader h = Wire.readHeader(header, src, context);
-            out = HeldTensors.make(h::allocate);
             bytes = h.nbytes;
-            wire.postReceive(h, out, header, src, tag, payload, context);
+            out = HeldTensors.make(h::allocate);
+            wire.postReceive(h, out, header, src, tag, posted, context);
         } catch (CommunicationException e) {
             // Nothing follows the header: later receives from this (source, tag) go on. A tensor
             // already made for a header with a corrupt chunk size is never handed out.
-            failure = e;
-            if (out != null) {
-                HeldTensors.release(out);
-                out = null;
+            failed(e);
+        } catch (RuntimeException | Error e) {
+            // No memory for the tensor, say: its payload stays queued, and would be taken by the
+            // next receive from this source and tag, so the wire refuses those from now on.
+            failed(new CommunicationException(context + ": could not receive the tensor (" + e + ")", e));
+            if (bytes > Wire.INLINE_BYTES) {
+                wire.broken(key, failure.getMessage());
             }
         }
+        payload = posted;
         HeaderBuffers.give(header);
         header = null;
         wire.posted(key, this);
         return true;
+    }
+
+    private void failed(CommunicationException e) {
+        failure = e;
+        if (out != null) {
+            HeldTensors.release(out);
+            out = null;
+        }
     }
 
     private void throwIfFailed() {

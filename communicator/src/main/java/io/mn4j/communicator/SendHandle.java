@@ -9,9 +9,9 @@ import org.bytedeco.pytorch.Tensor;
 /**
  * A nonblocking tensor send in flight. The tensor's memory is read by MPI until
  * {@link #waitFor()} returns (or {@link #test()} says true): the handle holds a reference of its
- * own until then, which no {@link org.bytedeco.javacpp.PointerScope} releases. Debian's Open MPI
- * has no progress thread, so a transfer advances only while some thread is in an MPI call; poll
- * with {@link #test()} or wait.
+ * own until then, which no {@link org.bytedeco.javacpp.PointerScope} releases (so a send must be
+ * completed, by waiting or testing until true). Debian's Open MPI has no progress thread, so a
+ * transfer advances only while some thread is in an MPI call; poll with {@link #test()} or wait.
  */
 public final class SendHandle {
     private final List<Request> requests;
@@ -37,7 +37,16 @@ public final class SendHandle {
     }
 
     /** True once the send has completed; never blocks. */
-    public synchronized boolean test() {
+    public boolean test() {
+        MpiJob.enteringMpi(); // MPI is not finalized under a thread polling this
+        try {
+            return advance();
+        } finally {
+            MpiJob.leftMpi();
+        }
+    }
+
+    private synchronized boolean advance() {
         if (done) {
             return true;
         }

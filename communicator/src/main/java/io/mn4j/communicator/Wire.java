@@ -42,8 +42,14 @@ final class Wire {
     private final int size;
     private final ShapeTag shapeTags;
     private volatile long chunkBytes;
-    /** The newest outstanding nonblocking receive per (source, tag), to keep payloads in order. */
+    /**
+     * The newest nonblocking receive per (source, tag) whose payload receive is not yet posted: it
+     * posts its predecessors' first, which keeps payloads in order.
+     */
     private final Map<Long, RecvHandle> lastReceive = new ConcurrentHashMap<>();
+    private final ReceiveProgress progress = new ReceiveProgress(lastReceive::values, "mn4j-receive-progress");
+    /** (source, tag) pairs whose stream lost its order (a payload left queued), with the reason. */
+    private final Map<Long, String> broken = new ConcurrentHashMap<>();
 
     Wire(Intracomm headerComm, Intracomm payloadComm, long chunkBytes) throws MPIException {
         this.headerComm = headerComm;
@@ -123,15 +129,19 @@ final class Wire {
         // An irecv posted earlier on this (source, tag) gets the earlier message, whose payload
         // was sent first: its payload receive must be posted first, or it would take ours (and a
         // sender blocked on that payload would never send our header).
+        requireIntact(src, tag, context);
         RecvHandle earlier = lastReceive.get(key(src, tag));
         if (earlier != null) {
-            earlier.postPayload(true);
+            while (!earlier.postPayload()) { // polled, not blocking under its lock: see RecvHandle.waitFor
+                advanceReceives();
+                Thread.yield();
+            }
         }
         ByteBuffer buf = HeaderBuffers.all(1);
         headerComm.recv(buf, HeaderBuffers.MESSAGE_BYTES, MPI.BYTE, src, tag);
         TensorHeader h = readHeader(buf, src, context);
         boolean fits = into == null || TensorHeader.isDense(into) && h.matches(into);
-        Tensor out = fits && into != null && TensorBytes.isWireReady(into) ? into : h.allocate();
+        Tensor out = fits && into != null && TensorBytes.isWireReady(into) ? into : allocate(h, src, tag, context);
         if (h.nbytes <= INLINE_BYTES) {
             TensorBytes.copyIn(out, buf, TensorHeader.BYTES, h.nbytes);
         } else {
@@ -146,6 +156,19 @@ final class Wire {
             return into;
         }
         return out;
+    }
+
+    /** A tensor for a received header; when there is no memory for it, the stream is broken. */
+    private Tensor allocate(TensorHeader h, int src, int tag, String context) {
+        try {
+            return h.allocate();
+        } catch (RuntimeException | Error e) {
+            String reason = context + ": could not receive the tensor (" + e + ")";
+            if (h.nbytes > INLINE_BYTES) {
+                broken(key(src, tag), reason);
+            }
+            throw new CommunicationException(reason, e);
+        }
     }
 
     private void sendPayload(Tensor data, long nbytes, int dst, int tag, long chunk) throws MPIException {
@@ -228,12 +251,37 @@ final class Wire {
 
     /** Posts a nonblocking receive; {@code onComplete} gets the payload bytes once it has arrived. */
     RecvHandle irecv(int src, int tag, String context, LongConsumer onComplete) throws MPIException {
+        requireIntact(src, tag, context);
         ByteBuffer buf = HeaderBuffers.take();
         Request headerRequest = headerComm.iRecv(buf, HeaderBuffers.MESSAGE_BYTES, MPI.BYTE, src, tag);
         long key = key(src, tag);
         RecvHandle handle = new RecvHandle(this, key, src, tag, buf, headerRequest, context, onComplete);
         handle.follow(lastReceive.put(key, handle));
+        progress.wake();
         return handle;
+    }
+
+    /** Tries once, without waiting, to post the payload receives whose headers are in. */
+    void advanceReceives() {
+        ReceiveProgress.sweep(lastReceive.values());
+    }
+
+    /** The stream of (source, tag) lost its order: its later receives would take the wrong payloads. */
+    void broken(long key, String reason) {
+        broken.put(key, reason);
+    }
+
+    private void requireIntact(int src, int tag, String context) {
+        String reason = broken.get(key(src, tag));
+        if (reason != null) {
+            throw new CommunicationException(context + ": an earlier receive from rank " + src + " with tag " + tag
+                    + " failed and left its payload queued, so this one would get the wrong data (" + reason + ")");
+        }
+    }
+
+    /** Stops the thread that advances nonblocking receives (the communicator is closing). */
+    void close() {
+        progress.close();
     }
 
     private static long key(int src, int tag) {

@@ -557,6 +557,29 @@ public class P2pSuite implements ScenarioSuite {
                     Data.wide(ScalarType.Float, new long[] {256, 256}, seed(me, next, 0)), big, 0);
         });
 
+        // Large payloads (rendezvous): the sender's send completes only once the receiver's payload
+        // receive is posted, which needs the header first. Correct MPI programs, which must not
+        // depend on this rank calling test() or waitFor() at the right moment.
+        s.put("an irecv completes while its rank waits in a collective (4 MiB ring)", (c, check) -> {
+            int me = c.rank(), next = (me + 1) % c.size(), prev = (me + c.size() - 1) % c.size();
+            RecvHandle h = c.irecv(prev, 90);
+            c.isend(Data.wide(ScalarType.Float, new long[] {1024, 1024}, seed(me, next, 90)), next, 90).waitFor();
+            c.barrier();
+            check.tensorsClose("tensor from " + prev, Data.wide(ScalarType.Float, new long[] {1024, 1024}, seed(prev, me, 90)),
+                    h.waitFor(), 0);
+        });
+        s.put("irecvs waited on in the reverse order of their sends (4 MiB ring)", (c, check) -> {
+            int me = c.rank(), next = (me + 1) % c.size(), prev = (me + c.size() - 1) % c.size();
+            RecvHandle first = c.irecv(prev, 91);
+            RecvHandle second = c.irecv(prev, 92);
+            c.isend(Data.wide(ScalarType.Float, new long[] {1024, 1024}, seed(me, next, 91)), next, 91).waitFor();
+            c.isend(Data.wide(ScalarType.Double, new long[] {512, 1024}, seed(me, next, 92)), next, 92).waitFor();
+            check.tensorsClose("second tensor from " + prev, Data.wide(ScalarType.Double, new long[] {512, 1024}, seed(prev, me, 92)),
+                    second.waitFor(), 0);
+            check.tensorsClose("first tensor from " + prev, Data.wide(ScalarType.Float, new long[] {1024, 1024}, seed(prev, me, 91)),
+                    first.waitFor(), 0);
+        });
+
         s.put("recvInto existing tensors", (c, check) -> recvInto(c, check, 50, "", new long[] {30, 40}));
 
         s.put("sendObj/recvObj", (c, check) -> {

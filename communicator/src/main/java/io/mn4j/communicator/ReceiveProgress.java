@@ -1,0 +1,106 @@
+package io.mn4j.communicator;
+
+import java.util.Collection;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Posts the payload receives of nonblocking receives whose headers have arrived while no thread
+ * is testing or waiting on them.
+ *
+ * <p>A receive learns its payload's size from the header, so MPI holds no receive for the payload
+ * until someone posts it, and a sender of a large payload (rendezvous) waits until then. Programs
+ * that are correct MPI — post a receive, take part in a collective, then wait; or wait on
+ * receives in another order than they were sent — would otherwise wait forever: the peer's send
+ * cannot complete while this rank sits in the collective, or on a later message. A daemon thread
+ * sweeps the receives still waiting for their headers, from the first nonblocking receive until
+ * its communicator closes; it sleeps while there are none and backs off while nothing arrives.
+ * Needs MPI's THREAD_MULTIPLE (otherwise there is no such thread, and receives advance only in
+ * test() and waitFor(), as documented on {@link RecvHandle}).
+ */
+final class ReceiveProgress {
+    private static final Logger LOG = LoggerFactory.getLogger(ReceiveProgress.class);
+    /** Pause between sweeps while nothing arrives: doubles from the first to the last. */
+    private static final long FIRST_PAUSE_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
+    private static final long LAST_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
+    private final Supplier<Collection<RecvHandle>> waiting;
+    private final String name;
+    private Thread thread;
+    private volatile boolean closed;
+
+    /** {@code waiting}: the receives to sweep (each posts its predecessors' payloads first). */
+    ReceiveProgress(Supplier<Collection<RecvHandle>> waiting, String name) {
+        this.waiting = waiting;
+        this.name = name;
+    }
+
+    /** A receive was posted: make sure it is swept. */
+    synchronized void wake() {
+        if (closed || !MpiJob.threadMultiple()) {
+            return;
+        }
+        if (thread == null) {
+            thread = new Thread(this::run, name);
+            thread.setDaemon(true);
+            thread.start();
+        }
+        LockSupport.unpark(thread);
+    }
+
+    /** Stops the sweeps (the communicator is closing); returns once none is running. */
+    void close() {
+        Thread t;
+        synchronized (this) {
+            closed = true;
+            t = thread;
+        }
+        if (t != null) {
+            LockSupport.unpark(t);
+            try {
+                t.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private void run() {
+        long pause = FIRST_PAUSE_NANOS;
+        while (!closed) {
+            Collection<RecvHandle> receives = waiting.get();
+            if (receives.isEmpty()) {
+                LockSupport.park(this); // wake() unparks; a permit given before park is kept
+                pause = FIRST_PAUSE_NANOS;
+                continue;
+            }
+            boolean[] posted = {false};
+            if (!MpiJob.unlessFinished(() -> posted[0] = sweep(receives))) {
+                return;
+            }
+            if (!posted[0]) {
+                LockSupport.parkNanos(this, pause);
+                pause = Math.min(2 * pause, LAST_PAUSE_NANOS);
+            } else {
+                pause = FIRST_PAUSE_NANOS;
+            }
+        }
+    }
+
+    /** Tries every receive once, without waiting; true if one posted its payload. */
+    static boolean sweep(Collection<RecvHandle> receives) {
+        boolean posted = false;
+        for (RecvHandle r : receives.toArray(new RecvHandle[0])) {
+            try {
+                posted |= r.postPayload();
+            } catch (Exception e) {
+                // The receive's own test() or waitFor() meets the problem again and reports it.
+                LOG.debug("receive progress: {}", e.toString());
+            }
+        }
+        return posted;
+    }
+}
