@@ -64,7 +64,7 @@ public final class Communicator implements AutoCloseable {
     private final int interSize;
     private final CommStats stats;
     private final int maxTag;
-    private boolean closed;
+    private volatile boolean closed;
 
     Communicator(Intracomm comm, boolean ownsComm) throws MPIException {
         this.comm = comm;
@@ -780,6 +780,11 @@ public final class Communicator implements AutoCloseable {
         }
     }
 
+    /**
+     * Frees this communicator's MPI resources (not MPI_COMM_WORLD itself). Collective: every rank
+     * closes it. Any operation afterwards throws an {@link IllegalStateException}; closing again
+     * does nothing.
+     */
     @Override
     public synchronized void close() {
         if (closed) {
@@ -979,7 +984,15 @@ public final class Communicator implements AutoCloseable {
         T call() throws MPIException;
     }
 
-    private static <T> T call(String op, MpiCall<T> body) {
+    /**
+     * Runs an operation's MPI calls, MPI errors as {@link CommunicationException}s. A closed
+     * communicator's MPI handles are freed: using them would abort the job (MPI_ERR_COMM), so the
+     * operation throws here instead.
+     */
+    private <T> T call(String op, MpiCall<T> body) {
+        if (closed) {
+            throw new IllegalStateException(op + " on rank " + rank + ": communicator closed (close() was called)");
+        }
         MpiJob.enteringMpi();
         try {
             return body.call();

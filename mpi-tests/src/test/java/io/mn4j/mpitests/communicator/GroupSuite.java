@@ -457,6 +457,36 @@ public class GroupSuite implements ScenarioSuite {
         }
     }
 
+    /**
+     * Every operation on a closed communicator is an IllegalStateException saying so (not an
+     * MPI_ERR_COMM that ends the job); closing again does nothing; the world goes on.
+     */
+    static void closedCommunicator(Communicator c, Check check) {
+        int me = c.rank();
+        int n = c.size();
+        Communicator sub = c.split(0, me);
+        sub.close();
+        Tensor x = Data.small(ScalarType.Float, new long[] {3}, me);
+        Map<String, Runnable> ops = new LinkedHashMap<>();
+        ops.put("barrier", sub::barrier);
+        ops.put("allreduce", () -> sub.allreduce(x, ReduceOp.SUM));
+        ops.put("allgather", () -> sub.allgather(x));
+        ops.put("bcast", () -> sub.bcast(x, 0));
+        ops.put("bcastInto", () -> sub.bcastInto(x, 0));
+        ops.put("gather", () -> sub.gather(x, 0));
+        ops.put("reduce", () -> sub.reduce(x, ReduceOp.SUM, 0));
+        ops.put("split", () -> sub.split(0, 0));
+        ops.put("irecv", () -> sub.irecv(me, 0));
+        ops.put("isend", () -> sub.isend(x, me, 0));
+        ops.put("allgatherObj", () -> sub.allgatherObj(me));
+        for (Map.Entry<String, Runnable> op : ops.entrySet()) {
+            check.throwsWith(op.getKey() + " after close", op.getValue(), "communicator closed", "rank " + me);
+        }
+        sub.close();
+        check.tensorsClose("the input of the refused calls unchanged", Data.small(ScalarType.Float, new long[] {3}, me), x, 0);
+        check.equal("ranks in step afterwards", n, c.allreduceObj(1, Integer::sum));
+    }
+
     @Override
     public Map<String, Scenario> scenarios() {
         Map<String, Scenario> s = new LinkedHashMap<>();
@@ -465,6 +495,7 @@ public class GroupSuite implements ScenarioSuite {
         s.put("bcastData makes parameters and buffers equal to the root's", GroupSuite::bcastData);
         s.put("meanGrad averages gradients, missing ones as zeros", GroupSuite::meanGrad);
         s.put("counters for a known sequence of calls", GroupSuite::counters);
+        s.put("a closed communicator refuses every operation", GroupSuite::closedCommunicator);
         return s;
     }
 }
