@@ -220,10 +220,25 @@ public final class Communicator implements AutoCloseable {
 
     /**
      * A new communicator of the ranks that pass the same {@code color}, ordered by {@code key}
-     * (then by rank). Collective: every rank calls it. Close it when done.
+     * (then by rank). Collective: every rank calls it, with a color of at least 0. Close it when
+     * done.
+     *
+     * <p>A rank that passes a negative color ({@code MPI.UNDEFINED} included) still takes part in
+     * the split, so that the other ranks get their communicators, then throws an
+     * {@link IllegalArgumentException} naming its color: it belongs to no new communicator.
      */
     public Communicator split(int color, int key) {
-        return call("split", () -> new Communicator(comm.split(color, key), true));
+        return call("split", () -> {
+            // MPI takes no negative color but MPI_UNDEFINED, and a rank that threw before the split
+            // would leave the others inside it: this rank splits off into no communicator.
+            Intracomm sub = comm.split(color < 0 ? MPI.UNDEFINED : color, key);
+            if (color < 0) {
+                throw new IllegalArgumentException("split on rank " + rank + ": color " + color
+                        + (color == MPI.UNDEFINED ? " (MPI.UNDEFINED)" : "") + " is negative; every rank must"
+                        + " pass a color >= 0 (this rank took part in the split but is in no new communicator)");
+            }
+            return new Communicator(sub, true);
+        });
     }
 
     /** Blocks until every rank has called it. */

@@ -14,6 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import mpi.MPI;
 import org.bytedeco.pytorch.LinearImpl;
 import org.bytedeco.pytorch.Module;
 import org.bytedeco.pytorch.Scalar;
@@ -458,6 +459,30 @@ public class GroupSuite implements ScenarioSuite {
     }
 
     /**
+     * A negative color on the last rank (MPI.UNDEFINED on the one before it, with three ranks or
+     * more): those ranks throw naming their color, the others get a communicator of their own
+     * that works, and the world stays in step.
+     */
+    static void splitWithNegativeColor(Communicator c, Check check) {
+        int me = c.rank();
+        int n = c.size();
+        int last = n - 1;
+        int undefinedRank = n >= 3 ? n - 2 : -1;
+        int color = me == last ? -1 : me == undefinedRank ? MPI.UNDEFINED : 0;
+        int members = n - (undefinedRank < 0 ? 1 : 2);
+        if (color < 0) {
+            check.throwsWith("split with color " + color + " on rank " + me, () -> c.split(color, me).close(),
+                    "split on rank " + me, "color " + color, "negative", me == undefinedRank ? "MPI.UNDEFINED" : "");
+        } else {
+            try (Communicator sub = c.split(color, me)) {
+                check.equal("split without the negative colors: size", members, sub.size());
+                check.equal("split without the negative colors: works", members, sub.allreduceObj(1, Integer::sum));
+            }
+        }
+        check.equal("ranks in step afterwards", n, c.allreduceObj(1, Integer::sum));
+    }
+
+    /**
      * Every operation on a closed communicator is an IllegalStateException saying so (not an
      * MPI_ERR_COMM that ends the job); closing again does nothing; the world goes on.
      */
@@ -495,6 +520,8 @@ public class GroupSuite implements ScenarioSuite {
         s.put("bcastData makes parameters and buffers equal to the root's", GroupSuite::bcastData);
         s.put("meanGrad averages gradients, missing ones as zeros", GroupSuite::meanGrad);
         s.put("counters for a known sequence of calls", GroupSuite::counters);
+        s.put("split with a negative color on some ranks: they throw, the others get communicators",
+                GroupSuite::splitWithNegativeColor);
         s.put("a closed communicator refuses every operation", GroupSuite::closedCommunicator);
         return s;
     }
