@@ -9,6 +9,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.function.BinaryOperator;
 import java.util.function.Function;
+import java.util.function.LongFunction;
 import java.util.function.Supplier;
 import mpi.Intracomm;
 import mpi.MPI;
@@ -37,6 +38,13 @@ import org.bytedeco.pytorch.global.torch;
  *       scatter). A bad input on one rank (wrong list length, mismatched shapes in a reduction) is
  *       reported by the collective on every rank that depends on it, so no rank is left waiting
  *       (in {@link #gather}, the root and the rank with the bad input; the other senders return).</li>
+ *   <li>Every rank must pass the same root to a rooted collective (bcast, bcastInto, gather,
+ *       scatter, reduce) and the same {@link ReduceOp} to a reduction. A root or op that differs
+ *       between ranks, a root outside {@code [0, size())} or a null op on any rank is an exception
+ *       on every rank, naming each rank's value, not a rank left waiting. The reductions and
+ *       bcastInto check them in the round that checks their tensors; bcast in the round that
+ *       carries its header; gather and scatter, which have no such round, in one small
+ *       all-reduce before their data.</li>
  *   <li>Messages larger than the chunk size (default just under 2 GiB, MPI's {@code int} count
  *       limit) are split and reassembled; see {@link #setChunkBytes} for chunk sizes that differ
  *       between ranks.</li>
@@ -338,17 +346,21 @@ public final class Communicator implements AutoCloseable {
 
     /**
      * Broadcasts {@code root}'s tensor; every rank returns a tensor equal to it (the root returns
-     * its input). Non-root ranks may pass null.
+     * its input). Non-root ranks may pass null. Every rank must pass the same root; a root that
+     * differs between ranks or lies outside {@code [0, size())} is an exception on every rank.
      */
     public Tensor bcast(Tensor x, int root) {
-        checkRoot("bcast", root);
         long t0 = System.nanoTime();
         Tensor out = call("bcast", () -> {
-            ByteBuffer buf = HeaderBuffers.mine(1);
-            LongBuffer longs = buf.asLongBuffer();
+            // The root's header reaches every rank in the round that checks the root: the others
+            // pass the smallest values, so the maximum is the root's header.
+            long[] header = new long[TensorHeader.LONGS];
+            LongBuffer longs = LongBuffer.wrap(header);
             Tensor w = null;
             String problem = null;
-            if (rank == root) {
+            if (rank != root) {
+                Arrays.fill(header, Long.MIN_VALUE);
+            } else {
                 try {
                     // The payload goes in chunks of the root's size, which every rank then uses.
                     Outgoing.headerOf(x).write(longs, 0, collective.chunkBytes());
@@ -359,7 +371,9 @@ public final class Communicator implements AutoCloseable {
                     problem = e.getMessage();
                 }
             }
-            headerCollectives.bcast(buf, TensorHeader.BYTES, MPI.BYTE, root);
+            if (!Agreement.sameOnEveryRank(headerCollectives, rootProblem(root) == null, header, root)) {
+                throw rootDisagreement("bcast", root);
+            }
             if (TensorHeader.isInvalid(longs, 0)) {
                 throw new CommunicationException("bcast: root rank " + root + " passed "
                         + Outgoing.describe(TensorHeader.invalidCode(longs, 0))
@@ -379,14 +393,15 @@ public final class Communicator implements AutoCloseable {
 
     /**
      * Broadcasts {@code root}'s tensor into {@code into} on every rank (in place), which must have
-     * the same dtype and shape on every rank; a mismatch is reported on every rank.
+     * the same dtype and shape on every rank, as must the root; a mismatch, or a root outside
+     * {@code [0, size())} on any rank, is reported on every rank.
      */
     public void bcastInto(Tensor into, int root) {
-        checkRoot("bcast", root);
         long t0 = System.nanoTime();
         call("bcast", () -> {
             long chunk = collective.chunkBytes();
-            TensorHeader mine = agree("bcast", chunk, () -> SAME_EVERYWHERE, Communicator::noProblem, into)[0];
+            TensorHeader mine = agree("bcast", new Terms(chunk, NO_OP, root), () -> SAME_ROOT_EVERYWHERE,
+                    hs -> rootProblem(root), into)[0];
             Tensor w = TensorBytes.wireReady(into);
             bcastPayload(w, mine.nbytes, root, chunk);
             if (w != into) {
@@ -409,18 +424,20 @@ public final class Communicator implements AutoCloseable {
     /**
      * Gathers every rank's tensor (shapes may differ) at {@code root}: the root returns the list
      * in rank order, other ranks return an empty list. A tensor that cannot be sent is reported
-     * by its rank and by the root.
+     * by its rank and by the root. Every rank must pass the same root; a root that differs between
+     * ranks or lies outside {@code [0, size())} is an exception on every rank (checked in a small
+     * all-reduce before the data moves).
      */
     public List<Tensor> gather(Tensor x, int root) {
-        checkRoot("gather", root);
         long t0 = System.nanoTime();
-        Outgoing mine = Outgoing.one(x, only(root));
         List<Tensor> out = call("gather", () -> {
+            agreeOnRoot("gather", root);
+            Outgoing mine = Outgoing.one(x, only(root));
             Wire.Exchanged got = collective.exchange(mine, only(root), rank == root ? everyone() : nobody(), "gather");
             throwIfInvalid("gather", "every rank must pass a tensor that can be sent", got, mine);
             return rank == root ? Arrays.asList(got.tensors()) : List.<Tensor>of();
         });
-        long own = mine.headers()[root].nbytes;
+        long own = x.nbytes(); // x could be sent: its header's bytes
         stats.record("gather", rank == root ? 0 : own, rank == root ? sumBytes(out) - own : 0, t0);
         return out;
     }
@@ -503,7 +520,7 @@ public final class Communicator implements AutoCloseable {
         int signature = valid ? blocks.signature(opCode, h) : BlockExchange.INVALID;
         long chunk = collective.chunkBytes();
         if (!blocks.exchange(signature, from, split ? block : 0, into, block, chunk)) {
-            throw disagreement(op, rule, mine, chunk);
+            throw disagreement(op, rule, mine, new Terms(chunk, NO_OP, NO_ROOT));
         }
         finishInto(target, out);
         Reference.reachabilityFence(w);
@@ -545,13 +562,16 @@ public final class Communicator implements AutoCloseable {
 
     /**
      * The root's {@code xs.get(r)} goes to rank r; every rank returns its part. Only the root's
-     * {@code xs} is read (one tensor per rank, shapes may differ); others may pass null.
+     * {@code xs} is read (one tensor per rank, shapes may differ); others may pass null. Every
+     * rank must pass the same root; a root that differs between ranks or lies outside
+     * {@code [0, size())} is an exception on every rank (checked in a small all-reduce before the
+     * data moves).
      */
     public Tensor scatter(List<Tensor> xs, int root) {
-        checkRoot("scatter", root);
         long t0 = System.nanoTime();
         Outgoing mine = rank == root ? Outgoing.perRank(xs, size) : Outgoing.nothing(size);
         Tensor out = call("scatter", () -> {
+            agreeOnRoot("scatter", root);
             Wire.Exchanged got = collective.exchange(mine, rank == root ? everyone() : nobody(), only(root), "scatter");
             throwIfInvalid("scatter", "root rank " + root + " must pass one tensor per rank (" + size
                     + "), each one that can be sent", got, mine);
@@ -563,11 +583,13 @@ public final class Communicator implements AutoCloseable {
 
     /**
      * Element-wise reduction over all ranks; every rank returns the result (a new tensor). Every
-     * rank must pass the same dtype and shape; a mismatch is reported on every rank.
+     * rank must pass the same op, dtype and shape ({@link ReduceOp#MEAN}: a floating-point
+     * dtype); a mismatch, a null op or MEAN of an integer tensor on any rank is an exception on
+     * every rank, naming each rank's op and tensor.
      */
     public Tensor allreduce(Tensor x, ReduceOp op) {
         long t0 = System.nanoTime();
-        Tensor out = call("allreduce", () -> reduceImpl("allreduce", x, op, -1, false, null));
+        Tensor out = call("allreduce", () -> reduceImpl("allreduce", x, op, false, NO_ROOT, false, null));
         stats.record("allreduce", x.nbytes(), x.nbytes(), t0);
         return out;
     }
@@ -581,44 +603,48 @@ public final class Communicator implements AutoCloseable {
      * {@link #allreduce(Tensor, ReduceOp)} written into {@code out}, which must hold as many
      * elements as {@code x}, of its dtype (any shape); {@code out} may be {@code x} itself, for an
      * in-place reduction as torch.distributed's {@code all_reduce} (MPI_IN_PLACE). Nothing is
-     * allocated for a contiguous CPU {@code out} of an MPI dtype; a mismatch on any rank is
-     * reported on every rank.
+     * allocated for a contiguous CPU {@code out} of an MPI dtype; a mismatch on any rank (of the
+     * op too, as in {@link #allreduce(Tensor, ReduceOp)}) is reported on every rank.
      */
     public void allreduceInto(Tensor x, Tensor out, ReduceOp op) {
         long t0 = System.nanoTime();
-        call("allreduceInto", () -> reduceImpl("allreduceInto", x, op, -1, true, out));
+        call("allreduceInto", () -> reduceImpl("allreduceInto", x, op, false, NO_ROOT, true, out));
         stats.record("allreduce", out.nbytes(), out.nbytes(), t0);
     }
 
     /**
      * Element-wise reduction over all ranks, result at {@code root} (other ranks return null).
-     * Every rank must pass the same dtype and shape.
+     * Every rank must pass the same op, root, dtype and shape; a mismatch, a root outside
+     * {@code [0, size())}, a null op or MEAN of an integer tensor on any rank is an exception on
+     * every rank, as in {@link #allreduce(Tensor, ReduceOp)}.
      */
     public Tensor reduce(Tensor x, ReduceOp op, int root) {
-        checkRoot("reduce", root);
         long t0 = System.nanoTime();
-        Tensor out = call("reduce", () -> reduceImpl("reduce", x, op, root, false, null));
+        Tensor out = call("reduce", () -> reduceImpl("reduce", x, op, true, root, false, null));
         stats.record("reduce", rank == root ? 0 : x.nbytes(), rank == root ? x.nbytes() : 0, t0);
         return out;
     }
 
     /**
-     * The reductions. With {@code hasInto} (allreduce only) the result is written into
-     * {@code into}, which is returned; without, the result is a new tensor.
+     * The reductions: to every rank, or ({@code rooted}) to {@code root}. With {@code hasInto}
+     * (allreduce only) the result is written into {@code into}, which is returned; without, the
+     * result is a new tensor.
      */
-    private Tensor reduceImpl(String name, Tensor x, ReduceOp op, int root, boolean hasInto, Tensor into)
-            throws MPIException {
+    private Tensor reduceImpl(String name, Tensor x, ReduceOp op, boolean rooted, int root, boolean hasInto,
+            Tensor into) throws MPIException {
         // Agree first: a rank that rejected its input alone would leave the others in the reduction.
-        // The chunks are MPI reductions that every rank must call alike: the same chunk size too.
-        long chunkBytes = collective.chunkBytes();
-        TensorHeader h = !hasInto ? agree(name, chunkBytes, () -> SAME_EVERYWHERE, Communicator::noProblem, x)[0]
-                : agree(name, chunkBytes, () -> SAME_EVERYWHERE + " and out must hold as many elements of x's dtype",
-                        hs -> outProblem(hs[0], hs[1], hs[0].numel), x, into)[0];
-        if (op == ReduceOp.MEAN && !h.type.isFloatingPoint()) {
-            throw new CommunicationException(name + ": MEAN needs a floating-point tensor, got " + h);
-        }
+        // The chunks are MPI reductions that every rank must call alike: with the same op, root
+        // and chunk size too, which travel in the same round.
+        Terms terms = new Terms(collective.chunkBytes(), op == null ? NO_OP : op.ordinal(), root);
+        Supplier<String> rule = () -> "every rank must pass the same op" + (rooted ? ", root" : "")
+                + ", dtype and shape (MEAN: a floating-point dtype)"
+                + (hasInto ? " and out must hold as many elements of x's dtype" : "");
+        TensorHeader h = !hasInto ? agree(name, terms, rule, hs -> reductionProblem(op, rooted, root, hs[0]), x)[0]
+                : agree(name, terms, rule, hs -> firstProblem(reductionProblem(op, rooted, root, hs[0]),
+                        outProblem(hs[0], hs[1], hs[0].numel)), x, into)[0];
+        long chunkBytes = terms.chunk();
         WireType staged = h.type.reduceAs == null ? h.type : WireType.of(h.type.reduceAs);
-        boolean receives = root < 0 || rank == root;
+        boolean receives = !rooted || rank == root;
         // Where MPI writes the result, and whether it reduces that tensor in place (one buffer,
         // MPI_IN_PLACE) or from x's own memory into it (two buffers). A contiguous CPU tensor of
         // an MPI dtype is used as it is; anything else is staged in a contiguous copy.
@@ -661,7 +687,7 @@ public final class Communicator implements AutoCloseable {
             int count = len / staged.elementSize;
             ByteBuffer in = TensorBytes.wire(inPlace ? work : x, off, len);
             ByteBuffer out = receives ? TensorBytes.wire(work, off, len) : TensorBytes.EMPTY;
-            if (root < 0) {
+            if (!rooted) {
                 if (inPlace) {
                     comm.allReduce(out, count, staged.mpiType(), mpiOp);
                 } else {
@@ -820,23 +846,39 @@ public final class Communicator implements AutoCloseable {
     // Internals
 
     /**
-     * The headers of {@code tensors}, once every rank has found the first one and the chunk size
-     * the collective will split by ({@code chunk}) the same as its own, and {@code check} (given
-     * the headers) has found no problem on any rank; otherwise every rank throws
+     * The headers of {@code tensors}, once every rank has found the first one and the
+     * {@code terms} (chunk size, op, root) the same as its own, and {@code check} (given the
+     * headers) has found no problem on any rank; otherwise every rank throws
      * ({@link #disagreement}). A tensor that cannot travel (null, an unsupported dtype) is such a
-     * problem too, so no rank is left waiting in the collective that would have followed.
+     * problem too, so no rank is left waiting in the collective that would have followed. One
+     * small all-reduce, whatever the terms.
      */
-    private TensorHeader[] agree(String op, long chunk, Supplier<String> rule,
+    private TensorHeader[] agree(String op, Terms terms, Supplier<String> rule,
             Function<TensorHeader[], String> check, Tensor... tensors) throws MPIException {
         LocalCheck mine = LocalCheck.of(check, tensors);
         TensorHeader first = mine.headers()[0];
         long fp = first == null ? 0 : first.fingerprint();
         long nbytes = first == null ? -1 : first.nbytes;
-        if (Agreement.sameOnEveryRank(headerCollectives, mine.problem() == null, fp, nbytes, chunk)) {
+        if (Agreement.sameOnEveryRank(headerCollectives, mine.problem() == null, fp, nbytes, terms.chunk(),
+                terms.op(), terms.root())) {
             return mine.headers();
         }
-        throw disagreement(op, rule, mine, chunk);
+        throw disagreement(op, rule, mine, terms);
     }
+
+    /**
+     * What the ranks of an in-step collective must pass alike besides their tensors: the chunk
+     * size it splits by, the op's ordinal ({@link #NO_OP} for none, or a null op, which the
+     * reductions' own check rejects) and the root ({@link #NO_ROOT} for none).
+     */
+    private record Terms(long chunk, int op, int root) {
+        long[] values() {
+            return new long[] {chunk, op, root};
+        }
+    }
+
+    private static final int NO_OP = -1;
+    private static final int NO_ROOT = -1;
 
     /**
      * A rank's tensors as a collective checks them: their headers (null for a tensor that cannot
@@ -859,11 +901,12 @@ public final class Communicator implements AutoCloseable {
 
     /**
      * Once every rank knows that some rank's tensors broke a collective's rule, or that the
-     * ranks' chunk sizes ({@code chunk} on this rank) differ: gathers every rank's headers and
-     * chunk size and returns the exception to throw, naming {@code rule} (built only now) or the
-     * chunk sizes, every rank's tensors and this rank's own problem. Every rank must call it.
+     * ranks' terms ({@code terms} on this rank: chunk size, op, root) differ: gathers every rank's
+     * headers and terms and returns the exception to throw, naming {@code rule} (built only now)
+     * or each term that differs with every rank's value, every rank's tensors and this rank's own
+     * problem. Every rank must call it.
      */
-    private CommunicationException disagreement(String op, Supplier<String> rule, LocalCheck mine, long chunk)
+    private CommunicationException disagreement(String op, Supplier<String> rule, LocalCheck mine, Terms terms)
             throws MPIException {
         TensorHeader[] headers = mine.headers();
         int k = headers.length;
@@ -887,28 +930,68 @@ public final class Communicator implements AutoCloseable {
             }
             ranks.add("rank " + r + ": " + String.join(" into ", described));
         }
-        long[] chunks = new long[size];
-        headerCollectives.allGather(new long[] {chunk}, 1, MPI.LONG, chunks, 1, MPI.LONG);
-        String what = Arrays.stream(chunks).distinct().count() == 1 ? rule.get() + ", got "
-                : "the chunk size (setChunkBytes or -Dmn4j.chunkBytes) must be the same on every rank, got "
-                        + chunkSizes(chunks) + "; the tensors: ";
+        long[] mineTerms = terms.values();
+        int t = mineTerms.length;
+        long[] everyTerms = new long[size * t];
+        headerCollectives.allGather(mineTerms, t, MPI.LONG, everyTerms, t, MPI.LONG);
+        List<String> differ = new ArrayList<>();
+        if (differs(everyTerms, t, 0)) {
+            differ.add("the chunk size (setChunkBytes or -Dmn4j.chunkBytes) must be the same on every rank, got "
+                    + perRank(everyTerms, t, 0, String::valueOf));
+        }
+        if (differs(everyTerms, t, 1)) {
+            differ.add("the op must be the same on every rank, got " + perRank(everyTerms, t, 1, Communicator::opName));
+        }
+        if (differs(everyTerms, t, 2)) {
+            differ.add("the root must be the same on every rank, got " + perRank(everyTerms, t, 2, String::valueOf));
+        }
+        String what = differ.isEmpty() ? rule.get() + ", got " : String.join("; ", differ) + "; the tensors: ";
         return new CommunicationException(op + ": " + what + String.join(", ", ranks)
                 + (mine.problem() == null ? "" : " (on rank " + rank + ": " + mine.problem() + ")"));
     }
 
-    private static String chunkSizes(long[] chunks) {
+    /** Whether field {@code at} of the {@code width}-long rows of {@code rows} differs between rows. */
+    private static boolean differs(long[] rows, int width, int at) {
+        for (int r = width; r < rows.length; r += width) {
+            if (rows[r + at] != rows[at]) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** "rank 0: v0, rank 1: v1, ...": field {@code at} of each rank's {@code width}-long row. */
+    private static String perRank(long[] rows, int width, int at, LongFunction<String> describe) {
         List<String> each = new ArrayList<>();
-        for (int r = 0; r < chunks.length; r++) {
-            each.add("rank " + r + ": " + chunks[r]);
+        for (int r = 0; r * width < rows.length; r++) {
+            each.add("rank " + r + ": " + describe.apply(rows[r * width + at]));
         }
         return String.join(", ", each);
     }
 
-    /** The rule of the reductions and of bcastInto. */
-    private static final String SAME_EVERYWHERE = "every rank must pass the same dtype and shape";
+    private static String opName(long ordinal) {
+        return ordinal < 0 || ordinal >= ReduceOp.values().length ? "null" : ReduceOp.values()[(int) ordinal].name();
+    }
 
-    private static String noProblem(TensorHeader[] headers) {
+    /** The rule of bcastInto. */
+    private static final String SAME_ROOT_EVERYWHERE = "every rank must pass the same root, dtype and shape";
+
+    /** This rank's problem with a reduction's op and root, given its tensor's header, or null. */
+    private String reductionProblem(ReduceOp op, boolean rooted, int root, TensorHeader x) {
+        if (op == null) {
+            return "a null op";
+        }
+        if (rooted && rootProblem(root) != null) {
+            return rootProblem(root);
+        }
+        if (op == ReduceOp.MEAN && !x.type.isFloatingPoint()) {
+            return "MEAN needs a floating-point tensor, got " + x;
+        }
         return null;
+    }
+
+    private static String firstProblem(String a, String b) {
+        return a != null ? a : b;
     }
 
     /** Exchange masks: every rank, no rank, one rank. */
@@ -987,11 +1070,36 @@ public final class Communicator implements AutoCloseable {
         }
     }
 
-    private void checkRoot(String op, int root) {
-        if (root < 0 || root >= size) {
-            throw new CommunicationException(op + " on rank " + rank + ": root rank " + root
-                    + " is outside [0, " + size + ")");
+    /** What is wrong with {@code root} on this rank, or null. */
+    private String rootProblem(int root) {
+        return root < 0 || root >= size ? "root rank " + root + " is outside [0, " + size + ")" : null;
+    }
+
+    /**
+     * For the rooted collectives without an agreement round of their own (gather, scatter):
+     * returns once every rank has passed the same root, in range; otherwise every rank throws
+     * ({@link #rootDisagreement}), before any data moves. One small all-reduce.
+     */
+    private void agreeOnRoot(String op, int root) throws MPIException {
+        if (!Agreement.sameOnEveryRank(headerCollectives, rootProblem(root) == null, root)) {
+            throw rootDisagreement(op, root);
         }
+    }
+
+    /**
+     * Once every rank knows that the ranks passed different roots, or one outside the ranks: the
+     * exception to throw, naming every rank's root and this rank's own problem with it (one more
+     * round, on this error path only). Every rank must call it.
+     */
+    private CommunicationException rootDisagreement(String op, int root) throws MPIException {
+        long[] roots = new long[size];
+        headerCollectives.allGather(new long[] {root}, 1, MPI.LONG, roots, 1, MPI.LONG);
+        String mine = rootProblem(root);
+        if (!differs(roots, 1, 0)) { // the same root everywhere, and outside the ranks
+            return new CommunicationException(op + " on rank " + rank + ": " + mine);
+        }
+        return new CommunicationException(op + ": the root must be the same on every rank, got "
+                + perRank(roots, 1, 0, String::valueOf) + (mine == null ? "" : " (on rank " + rank + ": " + mine + ")"));
     }
 
     @FunctionalInterface

@@ -778,6 +778,82 @@ public class CollectiveSuite implements ScenarioSuite {
         stillWorks(c, check, "per-rank chunk sizes");
     }
 
+    /**
+     * Ops and roots that differ between ranks, or are bad on some ranks only: every rank throws,
+     * naming the operation, each rank's op or root and this rank's own problem, and the ranks
+     * stay in step (before, the odd rank out threw alone, or the results differed silently, or the
+     * others waited in MPI forever).
+     */
+    static void mismatchedOpsAndRoots(Communicator c, Check check) {
+        int me = c.rank();
+        int n = c.size();
+        int last = n - 1;
+        Tensor ints = Data.small(ScalarType.Int, new long[] {4}, me);
+        Tensor floats = Data.small(ScalarType.Float, new long[] {4}, me);
+        Runnable inStep = () -> check.equal("ranks in step afterwards", n, c.allreduceObj(1, Integer::sum));
+        // On every rank alike: a null op.
+        check.throwsWith("allreduce with a null op on every rank", () -> c.allreduce(floats, null),
+                "allreduce", "a null op");
+        inStep.run();
+        check.throwsWith("reduce with a null op on every rank", () -> c.reduce(floats, null, 0), "reduce", "a null op");
+        inStep.run();
+        if (n == 1) {
+            return; // the rest needs ranks that differ
+        }
+        String[] opsDiffer = {"allreduce", "the op must be the same on every rank", "rank 0: MEAN", "rank 1: SUM"};
+        check.throwsWith("allreduce MEAN of int32 on rank 0, SUM elsewhere", () -> c.allreduce(ints,
+                me == 0 ? ReduceOp.MEAN : ReduceOp.SUM), me == 0 ? append(opsDiffer,
+                "(on rank 0: MEAN needs a floating-point tensor, got int32[4])") : opsDiffer);
+        inStep.run();
+        check.throwsWith("allreduce SUM of float32 on rank 0, MAX elsewhere", () -> c.allreduce(floats,
+                me == 0 ? ReduceOp.SUM : ReduceOp.MAX), "allreduce", "the op must be the same", "rank 0: SUM",
+                "rank " + last + ": MAX", "the tensors: rank 0: float32[4]");
+        inStep.run();
+        check.throwsWith("allreduceInto MIN on rank " + last + ", PROD elsewhere", () -> c.allreduceInto(floats,
+                Data.filled(ScalarType.Float, 4), me == last ? ReduceOp.MIN : ReduceOp.PROD), "allreduceInto",
+                "the op must be the same", "rank 0: PROD", "rank " + last + ": MIN");
+        inStep.run();
+        check.throwsWith("allreduce with a null op on rank " + last + " only", () -> c.allreduce(floats,
+                me == last ? null : ReduceOp.SUM), "allreduce", "rank 0: SUM", "rank " + last + ": null");
+        inStep.run();
+        check.throwsWith("reduce MAX at root " + n + " on rank " + last + ", 0 elsewhere", () -> c.reduce(floats,
+                ReduceOp.MAX, me == last ? n : 0), "reduce", "the root must be the same on every rank", "rank 0: 0",
+                "rank " + last + ": " + n, me == last ? "root rank " + n + " is outside [0, " + n + ")" : "");
+        inStep.run();
+        check.throwsWith("reduce at root 0 on rank 0, root " + last + " elsewhere", () -> c.reduce(floats,
+                ReduceOp.SUM, me == 0 ? 0 : last), "reduce", "the root must be the same", "rank 0: 0",
+                "rank " + last + ": " + last);
+        inStep.run();
+        // The rooted collectives without a reduction: a root outside the ranks on the last rank
+        // only, and (bcast) two ranks that both take themselves for the root.
+        Map<String, Runnable> rooted = new LinkedHashMap<>();
+        int bad = me == last ? n : 0;
+        rooted.put("bcast", () -> c.bcast(floats, bad));
+        rooted.put("bcastInto", () -> c.bcastInto(Data.filled(ScalarType.Float, 4), bad));
+        rooted.put("gather", () -> c.gather(floats, bad));
+        rooted.put("scatter", () -> c.scatter(me == 0 ? Data.perRank(n, r -> floats) : null, bad));
+        for (Map.Entry<String, Runnable> op : rooted.entrySet()) {
+            String name = op.getKey().replace("bcastInto", "bcast");
+            check.throwsWith(op.getKey() + " at root " + n + " on rank " + last + ", 0 elsewhere", op.getValue(),
+                    name, "the root must be the same on every rank", "rank 0: 0", "rank " + last + ": " + n,
+                    me == last ? "(on rank " + last + ": root rank " + n + " is outside [0, " + n + "))" : "");
+            inStep.run();
+        }
+        check.throwsWith("bcast from root 0 on rank 0, from root " + last + " elsewhere", () -> c.bcast(floats,
+                me == 0 ? 0 : last), "bcast", "the root must be the same", "rank 0: 0", "rank " + last + ": " + last);
+        inStep.run();
+        check.throwsWith("gather at root -1 on rank 0, at root 0 elsewhere", () -> c.gather(floats, me == 0 ? -1 : 0),
+                "gather", "the root must be the same", "rank 0: -1", "rank " + last + ": 0");
+        inStep.run();
+        stillWorks(c, check, "mismatched ops and roots");
+    }
+
+    private static String[] append(String[] fragments, String more) {
+        String[] all = java.util.Arrays.copyOf(fragments, fragments.length + 1);
+        all[fragments.length] = more;
+        return all;
+    }
+
     static List<Tensor> fullList(int count) {
         List<Tensor> out = new ArrayList<>();
         for (int i = 0; i < count; i++) {
@@ -848,6 +924,7 @@ public class CollectiveSuite implements ScenarioSuite {
         });
         s.put("per-rank chunk sizes (64 or 128 bytes): correct data or an error on every rank",
                 (c, check) -> perRankChunks(c, check, chunkItems));
+        s.put("ops and roots that differ between ranks are reported on every rank", CollectiveSuite::mismatchedOpsAndRoots);
         return s;
     }
 }
