@@ -394,7 +394,8 @@ public final class Communicator implements AutoCloseable {
     /**
      * Broadcasts {@code root}'s tensor into {@code into} on every rank (in place), which must have
      * the same dtype and shape on every rank, as must the root; a mismatch, or a root outside
-     * {@code [0, size())} on any rank, is reported on every rank.
+     * {@code [0, size())} on any rank, is reported on every rank. The root's {@code into} is only
+     * read.
      */
     public void bcastInto(Tensor into, int root) {
         long t0 = System.nanoTime();
@@ -404,7 +405,9 @@ public final class Communicator implements AutoCloseable {
                     hs -> rootProblem(root), into)[0];
             Tensor w = TensorBytes.wireReady(into);
             bcastPayload(w, mine.nbytes, root, chunk);
-            if (w != into) {
+            // Not on the root, whose data is unchanged: copying it back could only fail (into a
+            // leaf that requires grad), and on the root alone.
+            if (w != into && rank != root) {
                 into.copy_(w);
             }
             return null;

@@ -854,6 +854,28 @@ public class CollectiveSuite implements ScenarioSuite {
         return all;
     }
 
+    /**
+     * bcastInto where the root's {@code into} is a non-contiguous leaf that requires grad: the
+     * root only reads it (a copy back would throw on the root alone), the others receive it.
+     */
+    static void bcastIntoReadOnlyAtRoot(Communicator c, Check check) {
+        int me = c.rank();
+        int n = c.size();
+        for (int root = 0; root < n; root++) {
+            Tensor data = Data.small(ScalarType.Float, new long[] {3, 2}, 10L + root);
+            Tensor into = me == root ? data.t().detach().requires_grad_(true) : Data.filled(ScalarType.Float, 2, 3);
+            try {
+                c.bcastInto(into, root);
+                check.tensorsClose("bcastInto from a non-contiguous leaf requiring grad at root " + root,
+                        data.t(), into.detach(), 0);
+            } catch (RuntimeException e) {
+                check.isTrue("bcastInto from a non-contiguous leaf requiring grad at root " + root, false,
+                        "threw on rank " + me + ": " + e.getMessage());
+            }
+            check.equal("ranks in step afterwards", n, c.allreduceObj(1, Integer::sum));
+        }
+    }
+
     static List<Tensor> fullList(int count) {
         List<Tensor> out = new ArrayList<>();
         for (int i = 0; i < count; i++) {
@@ -925,6 +947,7 @@ public class CollectiveSuite implements ScenarioSuite {
         s.put("per-rank chunk sizes (64 or 128 bytes): correct data or an error on every rank",
                 (c, check) -> perRankChunks(c, check, chunkItems));
         s.put("ops and roots that differ between ranks are reported on every rank", CollectiveSuite::mismatchedOpsAndRoots);
+        s.put("bcastInto only reads the root's tensor", CollectiveSuite::bcastIntoReadOnlyAtRoot);
         return s;
     }
 }
