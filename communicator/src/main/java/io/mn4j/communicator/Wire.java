@@ -317,6 +317,14 @@ final class Wire {
      * rank's messages reach each peer in the order sent; the calls of collectives, like MPI's, come
      * in the same order on every rank, so a probe for any tag from a peer finds that peer's message
      * of this exchange.
+     *
+     * <p>A message this rank cannot take (a tag or header that is not an mn4j tensor's, from
+     * mismatched calls) or a payload shorter than its header announced is an exception, but only
+     * once every message of this exchange is in: the other peers' messages are still received, the
+     * bad one into a scratch buffer, and every posted send and receive is waited for, since MPI
+     * writes into the received tensors and reads the pooled header buffers until then (and a
+     * sender waits until its message is received). The first error is thrown, later ones attached
+     * as suppressed.
      */
     Exchanged exchange(Outgoing sends, boolean[] to, boolean[] from, String op) throws MPIException {
         Tensor[] got = new Tensor[size];
@@ -332,26 +340,36 @@ final class Wire {
         }
         ByteBuffer[] headers = new ByteBuffer[2 * size]; // sent at [dst], received at [size + src]
         List<Request> requests = new ArrayList<>(2 * size);
+        // A payload announced by a header message: its chunk receives, checked against it once in.
+        record Announced(int src, long nbytes, List<Request> chunks) {
+        }
+        List<Announced> payloads = new ArrayList<>();
+        List<Exception> failures = new ArrayList<>(); // thrown once nothing is in flight any more
         // Ranks take their peers in staggered order, so that they do not all start with rank 0.
         for (int i = 1; i < size; i++) {
             int dst = (rank + i) % size;
             if (!to[dst]) {
                 continue;
             }
-            if (!sends.valid()) {
-                ByteBuffer buf = headers[dst] = HeaderBuffers.take();
-                TensorHeader.writeInvalid(buf.asLongBuffer(), 0, sends.invalidCode());
-                requests.add(payloadComm.iSend(buf, TensorHeader.BYTES, MPI.BYTE, dst, ShapeTag.HEADER));
-                continue;
-            }
-            TensorHeader h = sends.headers()[dst];
-            Tensor data = sends.tensors()[dst];
-            int tag = h.nbytes <= chunkBytes ? shapeTags.of(h) : ShapeTag.HEADER;
-            if (tag != ShapeTag.HEADER) {
-                requests.add(payloadComm.iSend(TensorBytes.wire(data, 0, h.nbytes), (int) h.nbytes, MPI.BYTE, dst, tag));
-            } else {
-                headers[dst] = HeaderBuffers.take();
-                postSend(payloadComm, ShapeTag.HEADER, ShapeTag.PAYLOAD, h, data, headers[dst], dst, requests);
+            try {
+                if (!sends.valid()) {
+                    ByteBuffer buf = headers[dst] = HeaderBuffers.take();
+                    TensorHeader.writeInvalid(buf.asLongBuffer(), 0, sends.invalidCode());
+                    requests.add(payloadComm.iSend(buf, TensorHeader.BYTES, MPI.BYTE, dst, ShapeTag.HEADER));
+                    continue;
+                }
+                TensorHeader h = sends.headers()[dst];
+                Tensor data = sends.tensors()[dst];
+                int tag = h.nbytes <= chunkBytes ? shapeTags.of(h) : ShapeTag.HEADER;
+                if (tag != ShapeTag.HEADER) {
+                    requests.add(payloadComm.iSend(TensorBytes.wire(data, 0, h.nbytes), (int) h.nbytes, MPI.BYTE,
+                            dst, tag));
+                } else {
+                    headers[dst] = HeaderBuffers.take();
+                    postSend(payloadComm, ShapeTag.HEADER, ShapeTag.PAYLOAD, h, data, headers[dst], dst, requests);
+                }
+            } catch (RuntimeException | MPIException e) {
+                failures.add(e);
             }
         }
         for (int i = 1; i < size; i++) {
@@ -361,36 +379,88 @@ final class Wire {
             }
             String context = op + " from rank " + src;
             Message m = new Message();
-            Status s = m.mProbe(src, MPI.ANY_TAG, payloadComm);
-            int tag = s.getTag();
-            int count = s.getCount(MPI.BYTE);
-            if (tag != ShapeTag.HEADER) {
-                got[src] = shapeTags.read(tag, count, context).allocate();
-                requests.add(m.imRecv(TensorBytes.wire(got[src], 0, count), count, MPI.BYTE));
-                continue;
+            boolean matched = false; // probed, not yet received
+            int count = 0;
+            try {
+                Status s = m.mProbe(src, MPI.ANY_TAG, payloadComm);
+                matched = true;
+                int tag = s.getTag();
+                count = s.getCount(MPI.BYTE);
+                if (tag != ShapeTag.HEADER) {
+                    got[src] = shapeTags.read(tag, count, context).allocate();
+                    requests.add(m.imRecv(TensorBytes.wire(got[src], 0, count), count, MPI.BYTE));
+                    matched = false;
+                    continue;
+                }
+                if (count < TensorHeader.BYTES || count > HeaderBuffers.MESSAGE_BYTES) {
+                    throw new CommunicationException(context + ": received a header message of " + count
+                            + " bytes, not an mn4j tensor header: mismatched calls of collectives?");
+                }
+                ByteBuffer buf = headers[size + src] = HeaderBuffers.take();
+                m.mRecv(buf, count, MPI.BYTE);
+                matched = false;
+                LongBuffer longs = buf.asLongBuffer();
+                if (TensorHeader.isInvalid(longs, 0)) {
+                    invalid.put(src, TensorHeader.invalidCode(longs, 0));
+                    continue;
+                }
+                TensorHeader theirs = TensorHeader.read(longs, 0, context);
+                got[src] = theirs.allocate();
+                List<Request> chunks = new ArrayList<>();
+                try {
+                    postReceive(theirs, got[src], buf, src, ShapeTag.PAYLOAD, chunks, context);
+                } finally {
+                    if (!chunks.isEmpty()) { // none for an inline payload, already copied
+                        payloads.add(new Announced(src, theirs.nbytes, chunks));
+                    }
+                }
+            } catch (RuntimeException | MPIException e) {
+                failures.add(e);
+                got[src] = null;
+                if (matched) {
+                    // Left matched, the message would never complete at its sender; received whole,
+                    // since a truncated receive may be written past its end (Open MPI 4.1).
+                    try {
+                        m.mRecv(ByteBuffer.allocateDirect(Math.max(count, 1)), count, MPI.BYTE);
+                    } catch (MPIException again) {
+                        e.addSuppressed(again);
+                    }
+                }
             }
-            if (count < TensorHeader.BYTES || count > HeaderBuffers.MESSAGE_BYTES) {
-                throw new CommunicationException(context + ": received a header message of " + count
-                        + " bytes, not an mn4j tensor header: mismatched calls of collectives?");
-            }
-            ByteBuffer buf = headers[size + src] = HeaderBuffers.take();
-            m.mRecv(buf, count, MPI.BYTE);
-            LongBuffer longs = buf.asLongBuffer();
-            if (TensorHeader.isInvalid(longs, 0)) {
-                invalid.put(src, TensorHeader.invalidCode(longs, 0));
-                continue;
-            }
-            TensorHeader theirs = TensorHeader.read(longs, 0, context);
-            got[src] = theirs.allocate();
-            postReceive(theirs, got[src], buf, src, ShapeTag.PAYLOAD, requests, context);
         }
-        for (int i = requests.size() - 1; i >= 0; i--) { // receives first, as MPI's all-to-all
-            requests.get(i).waitFor();
+        for (Announced p : payloads) { // receives first, as MPI's all-to-all
+            long received = 0;
+            for (Request r : p.chunks()) {
+                try {
+                    received += r.waitStatus().getCount(MPI.BYTE);
+                } catch (MPIException e) {
+                    failures.add(e);
+                }
+            }
+            if (received != p.nbytes()) { // a shorter message fits its receive silently
+                failures.add(payloadMismatch(op + ": the payload from rank " + p.src() + " has " + received
+                        + " bytes where its header announced " + p.nbytes()));
+            }
+        }
+        for (int i = requests.size() - 1; i >= 0; i--) {
+            try {
+                requests.get(i).waitFor();
+            } catch (MPIException e) {
+                failures.add(e);
+            }
         }
         for (ByteBuffer b : headers) {
             HeaderBuffers.give(b);
         }
         Reference.reachabilityFence(sends);
+        if (!failures.isEmpty()) {
+            Exception first = failures.get(0);
+            failures.subList(1, failures.size()).forEach(first::addSuppressed);
+            if (first instanceof MPIException mpi) {
+                throw mpi;
+            }
+            throw (RuntimeException) first;
+        }
         return new Exchanged(got, invalid);
     }
 

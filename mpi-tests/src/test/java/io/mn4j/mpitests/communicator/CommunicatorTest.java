@@ -1,5 +1,6 @@
 package io.mn4j.mpitests.communicator;
 
+import io.mn4j.communicator.WireSuite;
 import io.mn4j.mpitests.MpiSuiteTests;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicNode;
@@ -25,5 +26,11 @@ class CommunicatorTest {
     @TestFactory
     Stream<DynamicNode> groupsModelsAndCounters() {
         return MpiSuiteTests.forRanks(GroupSuite.class, TIMEOUT_SECONDS, 1, 2, 3, 4);
+    }
+
+    /** Wire.exchange receiving a message it cannot take (needs two ranks; four to have bystanders). */
+    @TestFactory
+    Stream<DynamicNode> exchangeFailures() {
+        return MpiSuiteTests.forRanks(WireSuite.class, TIMEOUT_SECONDS, 2, 4);
     }
 }
