@@ -78,13 +78,18 @@ import org.bytedeco.pytorch.global.torch;
  * aValueThatIsUsed)}: its backward then runs and sends zeros (ChainerMN has the same rule).
  *
  * <h2>One backward per forward</h2>
- * Every communicating function's backward exchanges its gradients exactly once: the peer sends or
- * waits for one gradient per forward message. A second backward pass that reaches the same call
- * (a new loss computed from the same received tensor, or {@code retain_graph=true} and
- * {@code backward()} again) throws an {@link IllegalStateException} on the rank where it happens,
- * before communicating anything ("... its backward already ran; a gradient travels back once per
- * forward ..."), so no stray gradient is sent or awaited; the peers are unaffected and stay in
- * step. Run the forward again instead (sum the losses first to backpropagate several at once).
+ * A point-to-point function's backward ({@link #send}, {@link #recv}, {@link #sendAll},
+ * {@link #recvAll}) exchanges its gradient exactly once: the peer sends or waits for one gradient
+ * per forward message, and only one side would know of a second pass. A second backward pass that
+ * reaches the same call (a new loss computed from the same received tensor, or
+ * {@code retain_graph=true} and {@code backward()} again) throws an {@link IllegalStateException}
+ * on the rank where it happens, before communicating anything ("... its backward already ran; a
+ * gradient travels back once per forward ..."), so no stray gradient is sent or awaited; the peers
+ * are unaffected and stay in step. Run the forward again instead (sum the losses first to
+ * backpropagate several at once). A collective's backward may run again through a graph kept with
+ * {@code retain_graph}, as a LibTorch node's does, when every rank runs the same backward passes
+ * (as for the first); after a pass without {@code retain_graph}, a second one throws for every
+ * function, communicating or not.
  *
  * <p>Double backward ({@code create_graph=true}) is not supported: gradients that arrive from
  * other ranks carry no history, so every cross-rank term of the second derivative would be lost
@@ -135,7 +140,7 @@ public final class Functions {
             Tensor g = comm.recv(dst, gradTag);
             return Collections.singletonList(Tensors.receivedGradient(g, shape, name));
         };
-        return connect(name, Collections.singletonList(x), List.of(), backward,
+        return connectPointToPoint(name, Collections.singletonList(x), List.of(), backward,
                 Schedule.NATURAL, comm).delegate();
     }
 
@@ -180,7 +185,7 @@ public final class Functions {
             isendTracked(state, comm, Tensors.gradientOrMarker(g, dtype), src, gradTag);
             return delegate.gradients();
         };
-        return connect(name, inputsOf(delegateOrNull), Collections.singletonList(z), backward,
+        return connectPointToPoint(name, inputsOf(delegateOrNull), Collections.singletonList(z), backward,
                 Schedule.EAGER, comm).outputs().get(0);
     }
 
@@ -260,7 +265,7 @@ public final class Functions {
             }
             return out;
         };
-        return connect(name, xs, List.of(), backward, Schedule.NATURAL, comm).delegate();
+        return connectPointToPoint(name, xs, List.of(), backward, Schedule.NATURAL, comm).delegate();
     }
 
     /**
@@ -325,7 +330,7 @@ public final class Functions {
             }
             return delegate.gradients();
         };
-        return connect(name, inputsOf(delegateOrNull), zs, backward, Schedule.EAGER, comm).outputs();
+        return connectPointToPoint(name, inputsOf(delegateOrNull), zs, backward, Schedule.EAGER, comm).outputs();
     }
 
     /** {@link #recvAll(Communicator, int, int, Tensor)} without a delegate. */
@@ -721,14 +726,26 @@ public final class Functions {
             + " (retain_graph does not send or receive gradients again)";
 
     /**
-     * {@link CustomFunction#apply} for a communicating function: its backward runs once per
-     * forward (a second backward pass throws before communicating), and not under
-     * {@code create_graph}, which it refuses before communicating too: the gradients it receives
-     * from other ranks have no history, so the cross-rank terms of a double backward would be
-     * lost silently.
+     * {@link CustomFunction#apply} for a communicating function, which refuses {@code create_graph}
+     * before communicating: the gradients it receives from other ranks have no history, so the
+     * cross-rank terms of a double backward would be lost silently. A point-to-point function's
+     * backward runs once per forward (a second backward pass throws before communicating: the peer
+     * sends or awaits one gradient); a collective's may run again through a retained graph, since
+     * every rank takes part in it alike.
      */
     private static CustomFunction.Result connect(String name, List<Tensor> inputs, List<Tensor> outputs,
             Backward backward, Schedule schedule, Communicator comm) {
+        return connect(name, inputs, outputs, backward, schedule, comm, false);
+    }
+
+    /** {@link #connect} for send, recv, sendAll and recvAll: their backward runs once per forward. */
+    private static CustomFunction.Result connectPointToPoint(String name, List<Tensor> inputs, List<Tensor> outputs,
+            Backward backward, Schedule schedule, Communicator comm) {
+        return connect(name, inputs, outputs, backward, schedule, comm, true);
+    }
+
+    private static CustomFunction.Result connect(String name, List<Tensor> inputs, List<Tensor> outputs,
+            Backward backward, Schedule schedule, Communicator comm, boolean oncePerForward) {
         Backward firstOrderOnly = grads -> {
             // Grad mode is on inside the backward pass only under create_graph.
             if (GradMode.is_enabled()) {
@@ -739,7 +756,7 @@ public final class Functions {
             }
             return backward.apply(grads);
         };
-        return CustomFunction.apply(name, inputs, outputs, firstOrderOnly, schedule, comm, ONCE);
+        return CustomFunction.apply(name, inputs, outputs, firstOrderOnly, schedule, comm, oncePerForward ? ONCE : null);
     }
 
     /** Starts sending {@code t} (the handle holds it while MPI reads it) and tracks the send. */
