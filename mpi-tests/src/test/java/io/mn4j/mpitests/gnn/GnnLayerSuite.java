@@ -142,6 +142,24 @@ public class GnnLayerSuite implements ScenarioSuite {
         Tensor apply(RandomPartitionedGraph g, Tensor x, TensorVector params);
     }
 
+    /** The parameters' values as new leaves that require grad (the one-process reference's). */
+    private static Tensor[] leafCopies(TensorVector params) {
+        Tensor[] copies = new Tensor[(int) params.size()];
+        for (int i = 0; i < copies.length; i++) {
+            copies[i] = params.get(i).detach().clone().set_requires_grad(true);
+        }
+        return copies;
+    }
+
+    /** Each parameter's gradient summed over ranks (missing ones as zeros) equals the reference's. */
+    private static void checkParamGradients(Communicator c, Check check, TensorVector params, Tensor[] refParams) {
+        for (int i = 0; i < refParams.length; i++) {
+            Tensor grad = params.get(i).grad();
+            Tensor total = c.allreduce(grad.defined() ? grad : torch.zeros_like(params.get(i)), ReduceOp.SUM);
+            check.tensorsClose("grad param " + i, refParams[i].grad(), total, 1e-9);
+        }
+    }
+
     private static void layer(Communicator c, Check check, AggregationMode mode, java.util.function.Supplier<Module> make,
             BiFunction<Module, Tensor, Tensor> forward, Reference ref) {
         graph(c, mode);
@@ -153,10 +171,7 @@ public class GnnLayerSuite implements ScenarioSuite {
         Tensor r = RandomPartitionedGraph.values(4, torch.ScalarType.Double, N, 6);
         // one process, whole graph
         Tensor xRef = x.clone().set_requires_grad(true);
-        Tensor[] refParams = new Tensor[(int) params.size()];
-        for (int i = 0; i < refParams.length; i++) {
-            refParams[i] = params.get(i).detach().clone().set_requires_grad(true);
-        }
+        Tensor[] refParams = leafCopies(params);
         Tensor outRef = ref.apply(g, xRef, new TensorVector(refParams));
         outRef.mul(r.narrow(1, 0, outRef.size(1))).sum().backward();
         // distributed
@@ -169,11 +184,7 @@ public class GnnLayerSuite implements ScenarioSuite {
             check.tensorsClose("forward without autograd", g.slice(outRef, c.rank()), forward.apply(layer, xLocal), 1e-9);
         }
         check.tensorsClose("grad x", g.slice(xRef.grad(), c.rank()), xLocal.grad(), 1e-9);
-        for (int i = 0; i < refParams.length; i++) {
-            Tensor grad = params.get(i).grad();
-            Tensor total = c.allreduce(grad.defined() ? grad : torch.zeros_like(params.get(i)), ReduceOp.SUM);
-            check.tensorsClose("grad param " + i, refParams[i].grad(), total, 1e-9);
-        }
+        checkParamGradients(c, check, params, refParams);
     }
 
     private enum Trainable { NONE, ATTENTION, ALL_BUT_ATTENTION }
@@ -242,10 +253,7 @@ public class GnnLayerSuite implements ScenarioSuite {
         Tensor r1 = RandomPartitionedGraph.values(4, torch.ScalarType.Double, N, 6);
         Tensor r2 = RandomPartitionedGraph.values(5, torch.ScalarType.Double, N, 6);
         Tensor xRef = x.clone().set_requires_grad(true);
-        Tensor[] refParams = new Tensor[(int) params.size()];
-        for (int i = 0; i < refParams.length; i++) {
-            refParams[i] = params.get(i).detach().clone().set_requires_grad(true);
-        }
+        Tensor[] refParams = leafCopies(params);
         Tensor outRef = ref.apply(g, xRef, new TensorVector(refParams));
         long w = outRef.size(1);
         outRef.mul(r1.narrow(1, 0, w).add(r2.narrow(1, 0, w))).sum().backward();
@@ -260,11 +268,7 @@ public class GnnLayerSuite implements ScenarioSuite {
         }
         check.equal("hooks kept once the output is gone", before, m.liveBridges());
         check.tensorsClose("grad x", g.slice(xRef.grad(), c.rank()), xLocal.grad(), 1e-9);
-        for (int i = 0; i < refParams.length; i++) {
-            Tensor grad = params.get(i).grad();
-            Tensor total = c.allreduce(grad.defined() ? grad : torch.zeros_like(params.get(i)), ReduceOp.SUM);
-            check.tensorsClose("grad param " + i, refParams[i].grad(), total, 1e-9);
-        }
+        checkParamGradients(c, check, params, refParams);
     }
 
     /**
@@ -279,10 +283,7 @@ public class GnnLayerSuite implements ScenarioSuite {
         GATConv layer = new GATConv(IN, CH, HEADS);
         layer.to(torch.ScalarType.Double, false);
         TensorVector params = layer.parameters();
-        Tensor[] refParams = new Tensor[(int) params.size()];
-        for (int i = 0; i < refParams.length; i++) {
-            refParams[i] = params.get(i).detach().clone().set_requires_grad(true);
-        }
+        Tensor[] refParams = leafCopies(params);
         Tensor x = RandomPartitionedGraph.values(3, torch.ScalarType.Double, N, IN);
         Tensor r = RandomPartitionedGraph.values(4, torch.ScalarType.Double, N, HEADS * CH);
         Tensor xRef = x.clone().set_requires_grad(true);
