@@ -27,6 +27,9 @@ final class ReceiveProgress {
     private static final long FIRST_PAUSE_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
     private static final long LAST_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
+    /** {@code -Dmn4j.receiveProgress=false}: no thread; receives advance in test() and waitFor() only. */
+    static final boolean ENABLED = !"false".equals(System.getProperty("mn4j.receiveProgress"));
+
     private final Supplier<Collection<RecvHandle>> waiting;
     private final String name;
     private Thread thread;
@@ -40,7 +43,7 @@ final class ReceiveProgress {
 
     /** A receive was posted: make sure it is swept. */
     synchronized void wake() {
-        if (closed || !MpiJob.threadMultiple()) {
+        if (closed || !ENABLED || !MpiJob.threadMultiple()) {
             return;
         }
         if (thread == null) {
