@@ -142,6 +142,14 @@ public class GnnLayerSuite implements ScenarioSuite {
         Tensor apply(RandomPartitionedGraph g, Tensor x, TensorVector params);
     }
 
+    /** The layer {@code make} builds after seeding LibTorch's generator with 77, in float64. */
+    private static Module seededDoubleLayer(java.util.function.Supplier<Module> make) {
+        torch.manual_seed(77);
+        Module layer = make.get();
+        layer.to(torch.ScalarType.Double, false);
+        return layer;
+    }
+
     /** The parameters' values as new leaves that require grad (the one-process reference's). */
     private static Tensor[] leafCopies(TensorVector params) {
         Tensor[] copies = new Tensor[(int) params.size()];
@@ -163,9 +171,7 @@ public class GnnLayerSuite implements ScenarioSuite {
     private static void layer(Communicator c, Check check, AggregationMode mode, java.util.function.Supplier<Module> make,
             BiFunction<Module, Tensor, Tensor> forward, Reference ref) {
         graph(c, mode);
-        torch.manual_seed(77);
-        Module layer = make.get();
-        layer.to(torch.ScalarType.Double, false);
+        Module layer = seededDoubleLayer(make);
         TensorVector params = layer.parameters();
         Tensor x = RandomPartitionedGraph.values(3, torch.ScalarType.Double, N, IN);
         Tensor r = RandomPartitionedGraph.values(4, torch.ScalarType.Double, N, 6);
@@ -245,9 +251,7 @@ public class GnnLayerSuite implements ScenarioSuite {
     private static void twoBackwards(Communicator c, Check check, AggregationMode mode, java.util.function.Supplier<Module> make,
             BiFunction<Module, Tensor, Tensor> forward, Reference ref) {
         GraphShardManager m = graph(c, mode);
-        torch.manual_seed(77);
-        Module layer = make.get();
-        layer.to(torch.ScalarType.Double, false);
+        Module layer = seededDoubleLayer(make);
         TensorVector params = layer.parameters();
         Tensor x = RandomPartitionedGraph.values(3, torch.ScalarType.Double, N, IN);
         Tensor r1 = RandomPartitionedGraph.values(4, torch.ScalarType.Double, N, 6);
