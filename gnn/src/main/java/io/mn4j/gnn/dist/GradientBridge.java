@@ -117,10 +117,6 @@ final class GradientBridge {
         }
     }
 
-    private synchronized void hookRunning() {
-        passRunning = true;
-    }
-
     private synchronized void inputHookDone() {
         if (++inputHooksRun == inputHooks) {
             passEnded();
@@ -154,7 +150,9 @@ final class GradientBridge {
 
     /** Runs a hook's work; an exception ends the pass (no more hooks of it will run) and goes on. */
     private void inPass(Runnable work) {
-        hookRunning();
+        synchronized (this) {
+            passRunning = true;
+        }
         registry.drain();
         try {
             work.run();

@@ -105,10 +105,12 @@ public final class GraphShardManager implements AutoCloseable {
             throw new IllegalArgumentException("partition offsets describe " + (offsets.length - 1)
                     + " partitions but the job has " + world.size() + " ranks");
         }
+        boolean ordered = offsets[0] == 0;
         for (int p = 0; p < world.size(); p++) {
-            if (offsets[0] != 0 || offsets[p] > offsets[p + 1]) {
-                throw new IllegalArgumentException("partition offsets " + Arrays.toString(offsets) + " must start at 0 and not decrease");
-            }
+            ordered &= offsets[p] <= offsets[p + 1];
+        }
+        if (!ordered) {
+            throw new IllegalArgumentException("partition offsets " + Arrays.toString(offsets) + " must start at 0 and not decrease");
         }
         long expected = offsets[world.rank() + 1] - offsets[world.rank()];
         if (localInEdges.numRows() != expected) {
