@@ -33,6 +33,7 @@ public final class RecvHandle {
     private final LongConsumer onComplete;
     private ByteBuffer header;
     private Request headerRequest;
+    /** The earlier receive from this source and tag whose payload receive must be posted first. */
     private RecvHandle predecessor;
     private List<Request> payload;
     private Tensor out;
@@ -46,19 +47,16 @@ public final class RecvHandle {
     private CommunicationException failure;
 
     RecvHandle(Wire wire, long key, int src, int tag, ByteBuffer header, Request headerRequest,
-            String context, LongConsumer onComplete) {
+            RecvHandle predecessor, String context, LongConsumer onComplete) {
         this.wire = wire;
         this.key = key;
         this.src = src;
         this.tag = tag;
         this.header = header;
         this.headerRequest = headerRequest;
+        this.predecessor = predecessor;
         this.context = context;
         this.onComplete = onComplete;
-    }
-
-    void follow(RecvHandle previous) {
-        this.predecessor = previous;
     }
 
     /** Payload bytes received; known once {@link #test()} has returned true. */

@@ -254,9 +254,12 @@ final class Wire {
         requireIntact(src, tag, context);
         ByteBuffer buf = HeaderBuffers.take();
         Request headerRequest = headerComm.iRecv(buf, HeaderBuffers.MESSAGE_BYTES, MPI.BYTE, src, tag);
-        long key = key(src, tag);
-        RecvHandle handle = new RecvHandle(this, key, src, tag, buf, headerRequest, context, onComplete);
-        handle.follow(lastReceive.put(key, handle));
+        // Made with its predecessor, inside the map's update: the progress thread may sweep it the
+        // moment it is in the map, and without its predecessor it would post its payload receive
+        // first, which would then take the earlier message's payload (a shorter receive than its
+        // message, into which Open MPI 4.1 may write past the end).
+        RecvHandle handle = lastReceive.compute(key(src, tag),
+                (key, earlier) -> new RecvHandle(this, key, src, tag, buf, headerRequest, earlier, context, onComplete));
         progress.wake();
         return handle;
     }
