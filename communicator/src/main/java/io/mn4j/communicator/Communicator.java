@@ -6,11 +6,14 @@ import java.nio.ByteBuffer;
 import java.nio.LongBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.BinaryOperator;
 import java.util.function.Function;
 import java.util.function.LongFunction;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 import mpi.Intracomm;
 import mpi.MPI;
 import mpi.MPIException;
@@ -784,6 +787,27 @@ public final class Communicator implements AutoCloseable {
             }
         }
         return problems;
+    }
+
+    /**
+     * Every rank passes its value of something that must be one and the same everywhere (read
+     * by each rank for itself, say); returns null when all are equal, else which ranks have which
+     * ("rank 0 has 10; ranks 1, 2 have 9"), the same text on every rank. Collective.
+     */
+    public String disagreement(Serializable value) {
+        List<Serializable> all = allgatherObj(value);
+        Map<Serializable, List<Integer>> ranksOf = new LinkedHashMap<>();
+        for (int r = 0; r < all.size(); r++) {
+            ranksOf.computeIfAbsent(all.get(r), v -> new ArrayList<>()).add(r);
+        }
+        if (ranksOf.size() == 1) {
+            return null;
+        }
+        List<String> groups = new ArrayList<>();
+        ranksOf.forEach((v, ranks) -> groups.add((ranks.size() == 1 ? "rank " : "ranks ")
+                + ranks.stream().map(String::valueOf).collect(Collectors.joining(", "))
+                + (ranks.size() == 1 ? " has " : " have ") + v));
+        return String.join("; ", groups);
     }
 
     /** Folds every rank's object in rank order with {@code op}; identical on every rank. */

@@ -31,18 +31,12 @@ final class Agreement {
 
     /**
      * Every rank passes its value of {@code what}; unless all are equal, every rank throws a
-     * {@link DatasetException} listing each rank's value.
+     * {@link DatasetException} saying which ranks have which value.
      */
     static void sameValue(Communicator comm, String op, String what, long value) {
-        List<Long> all = comm.allgatherObj(value);
-        for (long v : all) {
-            if (v != all.get(0)) {
-                StringBuilder sb = new StringBuilder(op).append(": ranks disagree on ").append(what).append(" (");
-                for (int r = 0; r < all.size(); r++) {
-                    sb.append(r == 0 ? "" : ", ").append("rank ").append(r).append(": ").append(all.get(r));
-                }
-                throw new DatasetException(sb.append(')').toString());
-            }
+        String disagreement = comm.disagreement(value);
+        if (disagreement != null) {
+            throw new DatasetException(op + ": ranks disagree on " + what + " (" + disagreement + ")");
         }
     }
 }

@@ -1,12 +1,8 @@
 package io.mn4j.gnn.util;
 
 import io.mn4j.communicator.Communicator;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.stream.Collectors;
 
 /**
  * Work that may fail on some ranks only (reading this rank's files, say), done so that every rank
@@ -64,16 +60,9 @@ public final class Agreement {
      *     which ranks have which value
      */
     public static void requireSame(Communicator comm, String what, String value) {
-        List<String> all = comm.allgatherObj(value);
-        Map<String, List<Integer>> ranksOf = new LinkedHashMap<>();
-        for (int r = 0; r < all.size(); r++) {
-            ranksOf.computeIfAbsent(all.get(r), v -> new ArrayList<>()).add(r);
-        }
-        if (ranksOf.size() > 1) {
-            List<String> groups = new ArrayList<>();
-            ranksOf.forEach((v, ranks) -> groups.add((ranks.size() == 1 ? "rank " : "ranks ")
-                    + ranks.stream().map(String::valueOf).collect(Collectors.joining(", ")) + (ranks.size() == 1 ? " has " : " have ") + v));
-            throw new JobInputException("every rank must have the same " + what + ", but " + String.join("; ", groups), null);
+        String disagreement = comm.disagreement(value);
+        if (disagreement != null) {
+            throw new JobInputException("every rank must have the same " + what + ", but " + disagreement, null);
         }
     }
 

@@ -362,6 +362,11 @@ public class CollectiveSuite implements ScenarioSuite {
         }
         check.equal(prefix + "problemsOnRanks lists the odd ranks' problems in rank order", oddRanks,
                 c.problemsOnRanks(me % 2 == 1 ? "odd " + me : null));
+        check.equal(prefix + "disagreement: none when every rank has the same value", null, c.disagreement(7L));
+        String byParity = n == 1 ? null : n == 2 ? "rank 0 has even; rank 1 has odd"
+                : n == 3 ? "ranks 0, 2 have even; rank 1 has odd" : "ranks 0, 2 have even; ranks 1, 3 have odd";
+        check.equal(prefix + "disagreement: which ranks have which value, in order of first rank", byParity,
+                c.disagreement(me % 2 == 0 ? "even" : "odd"));
         check.equal(prefix + "allgatherObj of a large string", Data.perRankList(n, r -> "x" + r + "y".repeat(2000)),
                 c.allgatherObj("x" + me + "y".repeat(2000)));
         check.equal(prefix + "allreduceObj sum", n * (n + 1) / 2, (int) c.allreduceObj(me + 1, Integer::sum));
