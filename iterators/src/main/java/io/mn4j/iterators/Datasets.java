@@ -48,7 +48,7 @@ public final class Datasets {
 
     /** A random permutation of [0, n) determined by {@code seed} (the same on every JVM). */
     public static long[] shuffledOrder(long n, long seed) {
-        return SerialIterator.permutation(Math.toIntExact(n), new Random(seed));
+        return SerialIterator.permutation(indexCount(n, "a shuffled order"), new Random(seed));
     }
 
     /**
@@ -198,14 +198,21 @@ public final class Datasets {
         long n = dataset.size();
         Agreement.sameValue(comm, "scatterIndices", "the data set length", n);
         List<Tensor> sends = null;
+        RuntimeException failure = null;
         if (comm.rank() == root) {
-            long[][] bounds = partitionBounds(n, comm.size(), forceEqualLength);
-            long[] order = shuffle ? shuffledOrder(n, seed) : null;
-            sends = new ArrayList<>(comm.size());
-            for (long[] be : bounds) {
-                sends.add(NativeArrays.fromLongs(partIndices(be, order)));
+            try {
+                long[][] bounds = partitionBounds(n, comm.size(), forceEqualLength);
+                long[] order = shuffle ? shuffledOrder(n, seed) : null;
+                sends = new ArrayList<>(comm.size());
+                for (long[] be : bounds) {
+                    sends.add(NativeArrays.fromLongs(partIndices(be, order)));
+                }
+            } catch (RuntimeException e) {
+                failure = e;
             }
         }
+        // The other ranks would otherwise wait in the scatter for a root that has left.
+        Agreement.noProblems(comm, "scatterIndices", describe(failure), failure);
         long[] mine = NativeArrays.toLongs(comm.scatter(sends, root));
         return new SubDataset<>(dataset, mine);
     }
@@ -219,6 +226,18 @@ public final class Datasets {
         Agreement.sameValue(comm, "scatterIndex", "forceEqualLength (1 = true)", forceEqualLength ? 1 : 0);
         return partitionBounds(n, comm.size(), forceEqualLength)[comm.rank()].clone();
     }
+
+    /** {@code n} as the length of an index array, or an exception naming {@code what} is too large. */
+    private static int indexCount(long n, String what) {
+        if (n > MAX_ARRAY_LENGTH) {
+            throw new DatasetException(what + " of " + n + " examples needs more indices than one Java array holds ("
+                    + MAX_ARRAY_LENGTH + ")");
+        }
+        return (int) n;
+    }
+
+    /** The longest array every JVM allocates (some keep a few header words of the int range). */
+    private static final int MAX_ARRAY_LENGTH = Integer.MAX_VALUE - 8;
 
     /** The message of a failure, with its type when that says more than the message. */
     private static String describe(RuntimeException e) {
@@ -250,7 +269,7 @@ public final class Datasets {
 
     /** The data set indices of part [b, e) of {@code order} (or of the identity when it is null). */
     private static long[] partIndices(long[] bounds, long[] order) {
-        long[] idx = new long[Math.toIntExact(bounds[1] - bounds[0])];
+        long[] idx = new long[indexCount(bounds[1] - bounds[0], "one rank's part")];
         for (int i = 0; i < idx.length; i++) {
             idx[i] = order == null ? bounds[0] + i : order[(int) bounds[0] + i];
         }

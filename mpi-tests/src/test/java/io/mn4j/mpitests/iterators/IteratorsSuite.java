@@ -288,6 +288,28 @@ public class IteratorsSuite implements ScenarioSuite {
                     () -> SynchronizedIterator.create(ramp(N, 0), bs, true, 1, c),
                     "rank " + (c.size() - 1) + ": batch size 15 is larger than the data set");
         });
+        s.put("scatterIndices of more examples than an index array holds fails on every rank", (c, check) -> {
+            Dataset<Long> huge = new Dataset<>() {
+                @Override
+                public long size() {
+                    return 3_000_000_000L;
+                }
+
+                @Override
+                public Long get(long index) {
+                    return index;
+                }
+            };
+            int root = c.size() - 1;
+            check.throwsWith("shuffled: the root cannot draw the order", () -> Datasets.scatterIndices(huge, c, root, true, 1, true),
+                    "scatterIndices failed on one rank", "rank " + root + ": a shuffled order of 3000000000 examples",
+                    "more indices than one Java array holds");
+            if (c.size() == 1) {
+                check.throwsWith("in order: one rank's part is too long", () -> Datasets.scatterIndices(huge, c, 0, false, 0, true),
+                        "rank 0: one rank's part of 3000000000 examples");
+            }
+            check.equal("ranks in step afterwards", c.size(), c.allreduceObj(1, Integer::sum));
+        });
         s.put("missing and truncated IDX files fail every rank", (c, check) -> {
             Path dir = c.rank() == 0 ? Files.createTempDirectory("mn4j-idx") : null;
             check.throwsWith("missing", () -> Datasets.loadOnRank(c, 0, () -> FashionMnist.load(dir, true)),
