@@ -907,7 +907,6 @@ public class FunctionsSuite implements ScenarioSuite {
         if (peer >= 0) {
             exchange(c, check, "next exchange on tag 23", 23, 2.0);
         }
-        Functions.flush(c);
-        c.barrier();
+        settled(c, check);
     }
 }
