@@ -33,8 +33,8 @@ import org.bytedeco.pytorch.global.torch;
  *       {@link CommunicationException} naming both sides.</li>
  *   <li>Contiguous CPU tensors are sent from and received into their own memory; other tensors are
  *       made contiguous (GPU tensors are staged through host memory). Inputs are never modified;
- *       results are new tensors, except for the {@code ...Into} variants, which write into a
- *       tensor the caller passes ({@link #allreduceInto} may be passed its input as the output,
+ *       results are new CPU tensors, whatever the inputs' device, except for the {@code ...Into}
+ *       variants, which write into a tensor the caller passes, on its device ({@link #allreduceInto} may be passed its input as the output,
  *       to reduce in place).</li>
  *   <li>Collectives must be called by every rank of the communicator in the same order. Inputs
  *       may differ in shape per rank where the operation allows it (gather, allgather, alltoall,
