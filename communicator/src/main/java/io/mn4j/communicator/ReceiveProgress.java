@@ -68,13 +68,22 @@ final class ReceiveProgress {
             closed = true;
             t = thread;
         }
-        if (t != null) {
-            LockSupport.unpark(t);
+        if (t == null) {
+            return;
+        }
+        LockSupport.unpark(t);
+        // Not cut short by an interrupt: the communicator is freed next, and the thread may be in
+        // an MPI call on it.
+        boolean interrupted = false;
+        while (t.isAlive()) {
             try {
                 t.join();
             } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+                interrupted = true;
             }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -111,8 +120,9 @@ final class ReceiveProgress {
         for (RecvHandle r : receives.toArray(new RecvHandle[0])) {
             try {
                 posted |= r.postPayload();
-            } catch (Exception e) {
-                // The receive's own test() or waitFor() meets the problem again and reports it.
+            } catch (Exception | Error e) {
+                // The receive's own test() or waitFor() meets the problem again and reports it;
+                // thrown on, it would end the progress thread (and, uncaught, the job).
                 LOG.debug("receive progress: {}", e.toString());
             }
         }

@@ -1,6 +1,7 @@
 package io.mn4j.communicator;
 
 import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.LongConsumer;
@@ -36,6 +37,8 @@ public final class RecvHandle {
     /** The earlier receive from this source and tag whose payload receive must be posted first. */
     private RecvHandle predecessor;
     private List<Request> payload;
+    /** Set once {@link #payload} is: read without the lock by later receives of this pair. */
+    private volatile boolean payloadPosted;
     private Tensor out;
     private boolean handedOver;
     private long bytes;
@@ -142,15 +145,37 @@ public final class RecvHandle {
     }
 
     /**
-     * Posts the payload receive if the header is in (after those of the earlier receives from
-     * this source and tag); never waits. True once it is posted, or the receive has failed.
+     * Posts the payload receive if the header is in, after those of the earlier receives from
+     * this source and tag; never waits. True once it is posted, or the receive has failed.
      */
-    synchronized boolean postPayload() throws MPIException {
+    boolean postPayload() throws MPIException {
+        if (payloadPosted) {
+            return true;
+        }
+        // Oldest first, walked rather than recursed: thousands of receives may wait on one pair.
+        ArrayDeque<RecvHandle> unposted = new ArrayDeque<>();
+        for (RecvHandle h = this; h != null && !h.payloadPosted; h = h.predecessor()) {
+            unposted.push(h);
+        }
+        while (!unposted.isEmpty()) {
+            if (!unposted.pop().postOwnPayload()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private synchronized RecvHandle predecessor() {
+        return predecessor;
+    }
+
+    /** Posts this receive's payload receive once its predecessor's is posted and its header is in. */
+    private synchronized boolean postOwnPayload() throws MPIException {
         if (payload != null) {
             return true;
         }
         if (predecessor != null) {
-            if (!predecessor.postPayload()) {
+            if (!predecessor.payloadPosted) {
                 return false;
             }
             predecessor = null;
@@ -163,33 +188,40 @@ public final class RecvHandle {
         try {
             TensorHeader h = Wire.readHeader(header, src, context);
             bytes = h.nbytes;
+            // An earlier receive of this pair left its payload queued: ours would take it.
+            wire.requireIntact(key, context);
             out = HeldTensors.make(h::allocate);
             wire.postReceive(h, out, header, src, tag, posted, context);
         } catch (CommunicationException e) {
-            // Nothing follows the header: later receives from this (source, tag) go on. A tensor
-            // already made for a header with a corrupt chunk size is never handed out.
-            failed(e);
-        } catch (RuntimeException | Error e) {
-            // No memory for the tensor, say: its payload stays queued, and would be taken by the
-            // next receive from this source and tag, so the wire refuses those from now on.
-            failed(new CommunicationException(context + ": could not receive the tensor (" + e + ")", e));
-            if (bytes > Wire.INLINE_BYTES) {
-                wire.broken(key, failure.getMessage());
-            }
+            failed(e, posted);
+        } catch (MPIException | RuntimeException | Error e) {
+            // No memory for the tensor, say.
+            failed(new CommunicationException(context + ": could not receive the tensor (" + e + ")", e), posted);
         }
         payload = posted;
         HeaderBuffers.give(header);
         header = null;
+        payloadPosted = true;
         wire.posted(key, this);
         return true;
     }
 
-    private void failed(CommunicationException e) {
+    /**
+     * The receive failed after its header came in. Unless the payload was inline or never sent
+     * (an unsendable mark), it stays queued, at least in part, and would be taken by the next
+     * receive from this source and tag, so the wire refuses those from now on. A tensor that chunk
+     * receives already write into is kept for good, as the memory of an MPI receive never
+     * completed; any other is freed.
+     */
+    private void failed(CommunicationException e, List<Request> postedChunks) {
         failure = e;
-        if (out != null) {
-            HeldTensors.release(out);
-            out = null;
+        if (bytes > Wire.INLINE_BYTES) {
+            wire.broken(key, e.getMessage());
         }
+        if (out != null && postedChunks.isEmpty()) {
+            HeldTensors.release(out);
+        }
+        out = null;
     }
 
     private void throwIfFailed() {

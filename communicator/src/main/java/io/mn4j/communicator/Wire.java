@@ -136,6 +136,7 @@ final class Wire {
                 advanceReceives();
                 Thread.yield();
             }
+            requireIntact(src, tag, context); // one of those may have failed and left its payload queued
         }
         ByteBuffer buf = HeaderBuffers.all(1);
         headerComm.recv(buf, HeaderBuffers.MESSAGE_BYTES, MPI.BYTE, src, tag);
@@ -245,7 +246,18 @@ final class Wire {
     SendHandle isend(Tensor data, TensorHeader h, int dst, int tag, String context) throws MPIException {
         ByteBuffer buf = HeaderBuffers.take();
         List<Request> requests = new ArrayList<>();
-        postSend(headerComm, tag, tag, h, data, buf, dst, requests);
+        try {
+            postSend(headerComm, tag, tag, h, data, buf, dst, requests);
+        } catch (MPIException | RuntimeException e) {
+            if (requests.isEmpty()) {
+                HeaderBuffers.give(buf);
+            } else {
+                // MPI reads what was posted until the peer receives it, which may never happen:
+                // the tensor and header are kept for good, as those of an MPI send never completed.
+                HeldTensors.keepForever(data);
+            }
+            throw e;
+        }
         return new SendHandle(requests, data, buf, h.nbytes, context);
     }
 
@@ -271,14 +283,20 @@ final class Wire {
 
     /** The stream of (source, tag) lost its order: its later receives would take the wrong payloads. */
     void broken(long key, String reason) {
-        broken.put(key, reason);
+        broken.putIfAbsent(key, reason); // the first failure is the cause
     }
 
     private void requireIntact(int src, int tag, String context) {
-        String reason = broken.get(key(src, tag));
+        requireIntact(key(src, tag), context);
+    }
+
+    /** Throws if the stream of this (source, tag) key is broken. */
+    void requireIntact(long key, String context) {
+        String reason = broken.get(key);
         if (reason != null) {
-            throw new CommunicationException(context + ": an earlier receive from rank " + src + " with tag " + tag
-                    + " failed and left its payload queued, so this one would get the wrong data (" + reason + ")");
+            throw new CommunicationException(context + ": an earlier receive from rank " + (int) (key >>> 32)
+                    + " with tag " + (int) key + " failed and left its payload queued, so this one would get the"
+                    + " wrong data (" + reason + ")");
         }
     }
 

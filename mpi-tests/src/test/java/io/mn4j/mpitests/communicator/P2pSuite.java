@@ -42,6 +42,8 @@ public class P2pSuite implements ScenarioSuite {
      */
     static final int RACE_ROUNDS = 500;
     static final int RACE_RECEIVES = 32;
+    /** Far more than a thread's stack holds frames for (3000-4000 overflowed a recursive walk). */
+    static final int DEEP_RECEIVES = 20_000;
 
     /** A message from src to dst, item k: every rank can rebuild it. */
     static long seed(int src, int dst, int k) {
@@ -617,6 +619,34 @@ public class P2pSuite implements ScenarioSuite {
                 }
             }
             check.isTrue("every message in its own receive", firstBad == null, firstBad);
+        });
+
+        // Each receive of a (source, tag) posts its predecessors' payload receives first: a chain
+        // as long as the receives waiting on the pair, which must not be walked by recursion.
+        s.put(DEEP_RECEIVES + " irecvs of one (source, tag) posted before any header", (c, check) -> {
+            int n = c.size(), me = c.rank(), next = (me + 1) % n, prev = (me + n - 1) % n;
+            try (PointerScope scope = new PointerScope()) {
+                RecvHandle[] hs = new RecvHandle[DEEP_RECEIVES];
+                for (int i = 0; i < DEEP_RECEIVES; i++) {
+                    hs[i] = c.irecv(prev, 96);
+                }
+                c.barrier(); // every receive waits (and is swept) before the first header is sent
+                List<SendHandle> sends = new ArrayList<>();
+                for (int i = 0; i < DEEP_RECEIVES; i++) {
+                    sends.add(c.isend(Data.wide(ScalarType.Int, new long[] {2}, seed(me, next, i)), next, 96));
+                }
+                String firstBad = null;
+                for (int i = DEEP_RECEIVES - 1; i >= 0; i--) { // the newest first: it posts all the others
+                    Tensor got = hs[i].waitFor();
+                    if (firstBad == null && !got.equal(Data.wide(ScalarType.Int, new long[] {2}, seed(prev, me, i)))) {
+                        firstBad = "message " + i + " has the values of another";
+                    }
+                }
+                for (SendHandle h : sends) {
+                    h.waitFor();
+                }
+                check.isTrue("every message in its own receive", firstBad == null, firstBad);
+            }
         });
 
         s.put("recvInto existing tensors", (c, check) -> recvInto(c, check, 50, "", new long[] {30, 40}));
