@@ -69,7 +69,10 @@ public final class CommStats {
         return counters.values().stream().mapToLong(c -> c.received.get()).sum();
     }
 
-    /** Sets every counter back to zero. */
+    /**
+     * Sets every counter back to zero. An operation that another thread is in the middle of may
+     * be counted after the reset, or not at all.
+     */
     public void reset() {
         counters.clear();
     }

@@ -63,7 +63,7 @@ public final class RecvHandle {
     }
 
     /** Payload bytes received; known once {@link #test()} has returned true. */
-    public long bytes() {
+    public synchronized long bytes() {
         return bytes;
     }
 
