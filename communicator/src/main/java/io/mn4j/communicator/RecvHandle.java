@@ -18,7 +18,9 @@ import org.bytedeco.pytorch.Tensor;
  * receives, collectives — as with MPI's own nonblocking receives; {@link #test()} and
  * {@link #waitFor()} post it too. Receives from the same (source, tag) complete in the order
  * they were posted, whatever order they are tested in, and blocking receives on that pair come
- * after them.
+ * after them. One that fails once its header is in (no memory for the tensor, say) leaves its
+ * payload queued: the later receives from that source and tag then throw, naming that failure,
+ * rather than take it.
  *
  * <p>The received tensor belongs to no {@link org.bytedeco.javacpp.PointerScope} while MPI writes
  * it; {@link #waitFor()} or {@link #get()} hands it to the scope open at that call, as if it had
