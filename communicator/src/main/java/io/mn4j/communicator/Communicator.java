@@ -54,8 +54,11 @@ import org.bytedeco.pytorch.global.torch;
  * </ul>
  *
  * <p>Create the world communicator with {@link #world()} (or {@link #run}), derive others with
- * {@link #split}. Not every method may be called from several threads on the same (peer, tag) at
- * once; distinct tags or peers are fine (MPI is initialized with {@code THREAD_MULTIPLE}).
+ * {@link #split}. Threads may communicate at once on distinct peers or tags (MPI is initialized
+ * with {@code THREAD_MULTIPLE}), but the sends, and the receives, of one (peer, tag) must come from
+ * one thread at a time: a tensor travels as a header and a payload, and two threads' calls could
+ * interleave them, so that a header meets another message's payload. A collective is called by one
+ * thread at a time per communicator, as in MPI.
  */
 public final class Communicator implements AutoCloseable {
     /** Default chunk: the largest multiple of 8 bytes below MPI's int count limit. */
