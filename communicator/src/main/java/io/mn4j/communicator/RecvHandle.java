@@ -154,6 +154,10 @@ public final class RecvHandle {
         if (payloadPosted) {
             return true;
         }
+        RecvHandle before = predecessor();
+        if (before == null || before.payloadPosted) { // the usual case: nothing to walk
+            return postOwnPayload();
+        }
         // Oldest first, walked rather than recursed: thousands of receives may wait on one pair.
         ArrayDeque<RecvHandle> unposted = new ArrayDeque<>();
         for (RecvHandle h = this; h != null && !h.payloadPosted; h = h.predecessor()) {
