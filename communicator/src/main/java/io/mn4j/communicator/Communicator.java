@@ -274,7 +274,7 @@ public final class Communicator implements AutoCloseable {
         long t0 = System.nanoTime();
         TensorHeader h = sendableHeader("send", x, dst, tag);
         Tensor w = TensorBytes.wireReady(x);
-        long bytes = call("send", () -> p2p.send(w, h, dst, tag));
+        long bytes = call("send", () -> p2p.send(w, h, dst, tag, ctx("send", dst, tag)));
         stats.record("send", bytes, 0, t0);
     }
 

@@ -27,14 +27,6 @@ final class HeldTensors {
         }
     }
 
-    /**
-     * One more reference that is never given up: for a tensor that MPI may still use after the
-     * operation that held it failed.
-     */
-    static void keepForever(Tensor t) {
-        t.retainReference();
-    }
-
     /** Gives up the held reference: frees the tensor unless a scope or hand-over kept it. */
     static void release(Tensor t) {
         t.releaseReference();

@@ -189,8 +189,9 @@ public final class RecvHandle {
         if (!headerRequest.test()) {
             return false;
         }
-        headerRequest = null;
         List<Request> posted = new ArrayList<>();
+        headerRequest = null;
+        boolean ok = false;
         try {
             TensorHeader h = Wire.readHeader(header, src, context);
             bytes = h.nbytes;
@@ -198,17 +199,27 @@ public final class RecvHandle {
             wire.requireIntact(key, context);
             out = HeldTensors.make(h::allocate);
             wire.postReceive(h, out, header, src, tag, posted, context);
+            ok = true;
         } catch (CommunicationException e) {
             failed(e, posted);
         } catch (MPIException | RuntimeException | Error e) {
             // No memory for the tensor, say.
             failed(new CommunicationException(context + ": could not receive the tensor (" + e + ")", e), posted);
+        } finally {
+            // Whatever failed, even the handling of a failure: the receive ends here, and the later
+            // ones of this pair go on.
+            if (!ok && failure == null) {
+                failure = new CommunicationException(context + ": could not receive the tensor");
+            }
+            if (!posted.isEmpty()) {
+                InFlight.started(this); // MPI writes into out until the chunks complete
+            }
+            payload = posted;
+            HeaderBuffers.give(header);
+            header = null;
+            payloadPosted = true;
+            wire.posted(key, this);
         }
-        payload = posted;
-        HeaderBuffers.give(header);
-        header = null;
-        payloadPosted = true;
-        wire.posted(key, this);
         return true;
     }
 
@@ -216,8 +227,8 @@ public final class RecvHandle {
      * The receive failed after its header came in. Unless the payload was inline or never sent
      * (an unsendable mark), it stays queued, at least in part, and would be taken by the next
      * receive from this source and tag, so the wire refuses those from now on. A tensor that chunk
-     * receives already write into is kept for good, as the memory of an MPI receive never
-     * completed; any other is freed.
+     * receives already write into is kept for good ({@link InFlight}), as the memory of an MPI
+     * receive never completed; any other is freed.
      */
     private void failed(CommunicationException e, List<Request> postedChunks) {
         failure = e;
@@ -226,8 +237,8 @@ public final class RecvHandle {
         }
         if (out != null && postedChunks.isEmpty()) {
             HeldTensors.release(out);
+            out = null;
         }
-        out = null;
     }
 
     private void throwIfFailed() {
@@ -237,6 +248,7 @@ public final class RecvHandle {
     }
 
     private void finish() {
+        InFlight.completed(this); // every chunk is in
         if (!payload.isEmpty() && received != bytes) { // else the payload was inline
             failure = Wire.payloadMismatch(context + ": received " + received + " of the " + bytes + " payload bytes");
             HeldTensors.release(out); // its data is incomplete: nobody gets it

@@ -10,8 +10,9 @@ import org.bytedeco.pytorch.Tensor;
  * A nonblocking tensor send in flight. The tensor's memory is read by MPI until
  * {@link #waitFor()} returns (or {@link #test()} says true): the handle holds a reference of its
  * own until then, which no {@link org.bytedeco.javacpp.PointerScope} releases (so a send must be
- * completed, by waiting or testing until true). Debian's Open MPI has no progress thread, so a
- * transfer advances only while some thread is in an MPI call; poll with {@link #test()} or wait.
+ * completed, by waiting or testing until true: one dropped before keeps its tensor for good).
+ * Debian's Open MPI has no progress thread, so a transfer advances only while some thread is in
+ * an MPI call; poll with {@link #test()} or wait.
  */
 public final class SendHandle {
     private final List<Request> requests;
@@ -29,6 +30,7 @@ public final class SendHandle {
         this.header = header;
         this.bytes = bytes;
         this.context = context;
+        InFlight.started(this);
     }
 
     /** Payload bytes of this send. */
@@ -85,5 +87,6 @@ public final class SendHandle {
         data = null;
         HeaderBuffers.give(header);
         header = null;
+        InFlight.completed(this);
     }
 }

@@ -50,6 +50,8 @@ final class Wire {
     private final ReceiveProgress progress = new ReceiveProgress(lastReceive::values, "mn4j-receive-progress");
     /** (source, tag) pairs whose stream lost its order (a payload left queued), with the reason. */
     private final Map<Long, String> broken = new ConcurrentHashMap<>();
+    /** (destination, tag) pairs whose last message was cut short (its receiver waits for the rest). */
+    private final Map<Long, String> brokenSends = new ConcurrentHashMap<>();
 
     Wire(Intracomm headerComm, Intracomm payloadComm, long chunkBytes) throws MPIException {
         this.headerComm = headerComm;
@@ -82,13 +84,19 @@ final class Wire {
     }
 
     /** Blocking send of a wire-ready tensor with its header; returns the payload bytes. */
-    long send(Tensor data, TensorHeader h, int dst, int tag) throws MPIException {
+    long send(Tensor data, TensorHeader h, int dst, int tag, String context) throws MPIException {
+        requireIntact(brokenSends, key(dst, tag), "send to", context);
         ByteBuffer buf = HeaderBuffers.mine(1);
         long chunk = chunkBytes; // once: the header promises the chunks sent
         int length = packHeader(h, data, buf, chunk);
         headerComm.send(buf, length, MPI.BYTE, dst, tag);
         if (h.nbytes > INLINE_BYTES) {
-            sendPayload(data, h.nbytes, dst, tag, chunk);
+            try {
+                sendPayload(data, h.nbytes, dst, tag, chunk);
+            } catch (MPIException | RuntimeException | Error e) {
+                brokenSend(key(dst, tag), context + " failed after its header was sent (" + e + ")");
+                throw e;
+            }
         }
         Reference.reachabilityFence(data);
         return h.nbytes;
@@ -129,15 +137,16 @@ final class Wire {
         // An irecv posted earlier on this (source, tag) gets the earlier message, whose payload
         // was sent first: its payload receive must be posted first, or it would take ours (and a
         // sender blocked on that payload would never send our header).
-        requireIntact(src, tag, context);
         RecvHandle earlier = lastReceive.get(key(src, tag));
         if (earlier != null) {
             while (!earlier.postPayload()) { // polled, not blocking under its lock: see RecvHandle.waitFor
                 advanceReceives();
                 Thread.yield();
             }
-            requireIntact(src, tag, context); // one of those may have failed and left its payload queued
         }
+        // After the lookup: an earlier receive that failed (and left its payload queued) marks the
+        // stream before it leaves the map.
+        requireIntact(src, tag, context);
         ByteBuffer buf = HeaderBuffers.all(1);
         headerComm.recv(buf, HeaderBuffers.MESSAGE_BYTES, MPI.BYTE, src, tag);
         TensorHeader h = readHeader(buf, src, context);
@@ -244,17 +253,21 @@ final class Wire {
     }
 
     SendHandle isend(Tensor data, TensorHeader h, int dst, int tag, String context) throws MPIException {
+        requireIntact(brokenSends, key(dst, tag), "send to", context);
         ByteBuffer buf = HeaderBuffers.take();
         List<Request> requests = new ArrayList<>();
         try {
             postSend(headerComm, tag, tag, h, data, buf, dst, requests);
-        } catch (MPIException | RuntimeException e) {
+        } catch (MPIException | RuntimeException | Error e) {
             if (requests.isEmpty()) {
                 HeaderBuffers.give(buf);
             } else {
                 // MPI reads what was posted until the peer receives it, which may never happen:
-                // the tensor and header are kept for good, as those of an MPI send never completed.
-                HeldTensors.keepForever(data);
+                // the tensor and header are kept for good, as those of an MPI send never completed,
+                // and the peer's receive of this message waits for chunks that will not come.
+                InFlight.started(new Object[] {data, buf});
+                data.retainReference(); // the caller releases its hold on failure
+                brokenSend(key(dst, tag), context + " failed after part of the message was posted (" + e + ")");
             }
             throw e;
         }
@@ -286,17 +299,26 @@ final class Wire {
         broken.putIfAbsent(key, reason); // the first failure is the cause
     }
 
+    /** A message to (destination, tag) was cut short: later ones would feed its receive's leftover chunks. */
+    private void brokenSend(long key, String reason) {
+        brokenSends.putIfAbsent(key, reason);
+    }
+
     private void requireIntact(int src, int tag, String context) {
         requireIntact(key(src, tag), context);
     }
 
     /** Throws if the stream of this (source, tag) key is broken. */
     void requireIntact(long key, String context) {
-        String reason = broken.get(key);
+        requireIntact(broken, key, "receive from", context);
+    }
+
+    private static void requireIntact(Map<Long, String> streams, long key, String what, String context) {
+        String reason = streams.get(key);
         if (reason != null) {
-            throw new CommunicationException(context + ": an earlier receive from rank " + (int) (key >>> 32)
-                    + " with tag " + (int) key + " failed and left its payload queued, so this one would get the"
-                    + " wrong data (" + reason + ")");
+            throw new CommunicationException(context + ": an earlier " + what + " rank " + (int) (key >>> 32)
+                    + " with tag " + (int) key + " failed partway, so this one would " + (what.startsWith("send")
+                    ? "meet the peer's receive of that message" : "get the payload left queued") + " (" + reason + ")");
         }
     }
 

@@ -649,6 +649,52 @@ public class P2pSuite implements ScenarioSuite {
             }
         });
 
+        // A program that never completes an isend still must not have MPI read freed memory: the
+        // transposed tensor is sent from a copy that only the dropped handle refers to, which the
+        // collector would otherwise free (and the allocations after it reuse) before the peer receives.
+        s.put("a dropped isend's tensor stays alive until it is received", (c, check) -> {
+            int n = c.size(), me = c.rank(), next = (me + 1) % n, prev = (me + n - 1) % n;
+            long[] shape = {1024, 1024};
+            try (PointerScope scope = new PointerScope()) {
+                c.isend(Data.wide(ScalarType.Float, shape, seed(me, next, 97)).t(), next, 97);
+            }
+            for (int i = 0; i < 3; i++) {
+                System.gc();
+                Thread.sleep(100);
+            }
+            try (PointerScope scope = new PointerScope()) {
+                for (int i = 0; i < 4; i++) {
+                    Data.empty(ScalarType.Float, shape[0], shape[1]).fill_(new Scalar(-1.0));
+                }
+                c.barrier();
+                check.tensorsClose("tensor from " + prev, Data.wide(ScalarType.Float, shape, seed(prev, me, 97)).t(),
+                        c.irecv(prev, 97).waitFor(), 0); // nonblocking: np=1 receives from itself
+            }
+        });
+
+        // A receive dropped once its payload receive is posted, with the collector run before the
+        // sender waits: the pair's next message still goes to the next receive. (Open MPI's
+        // shared-memory transfer here completes the payload the moment its receive is posted, so
+        // this does not reach the window in which a collected tensor would be written.)
+        s.put("a dropped irecv leaves its pair in order", (c, check) -> {
+            int n = c.size(), me = c.rank(), next = (me + 1) % n;
+            c.irecv((me + n - 1) % n, 98);
+            try (PointerScope scope = new PointerScope()) {
+                SendHandle sent = c.isend(Data.wide(ScalarType.Float, new long[] {1024, 1024}, seed(me, next, 98)), next, 98);
+                c.barrier(); // the headers are in: the progress thread posts the payload receives
+                for (int i = 0; i < 3; i++) {
+                    System.gc();
+                    Thread.sleep(100);
+                }
+                sent.waitFor(); // returns once the peer's MPI wrote the payload into the tensor
+                // The pair goes on: the next message goes to the next receive.
+                RecvHandle second = c.irecv((me + n - 1) % n, 98);
+                c.isend(Data.wide(ScalarType.Double, new long[] {300, 5}, seed(me, next, 99)), next, 98).waitFor();
+                check.tensorsClose("next message on the pair",
+                        Data.wide(ScalarType.Double, new long[] {300, 5}, seed((me + n - 1) % n, me, 99)), second.waitFor(), 0);
+            }
+        });
+
         s.put("recvInto existing tensors", (c, check) -> recvInto(c, check, 50, "", new long[] {30, 40}));
 
         s.put("sendObj/recvObj", (c, check) -> {
