@@ -9,8 +9,11 @@ import java.util.Collections;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.WeakHashMap;
+import java.util.concurrent.ConcurrentHashMap;
 import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.GradMode;
 import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.global.torch;
 
@@ -58,6 +61,35 @@ final class CommState {
     /** Occurrence number of the next receive from {@code peer} with {@code tag}. */
     synchronized int nextRecv(int peer, int tag) {
         return recvs.merge(key(peer, tag), 1, Integer::sum) - 1;
+    }
+
+    /** A point-to-point message's gradient tag: direction, peer, caller tag and occurrence modulo the tags' range. */
+    private record GradientSlot(boolean sent, int peer, int tag, int slot) {
+    }
+
+    /** Gradient tags of point-to-point messages whose backward may still run. */
+    private final Set<GradientSlot> gradientsInUse = ConcurrentHashMap.newKeySet();
+
+    /**
+     * Holds the gradient tag of the {@code occurrence}-th message of ({@code peer}, {@code tag})
+     * until the returned claim is released. Gradient tags repeat every {@link Tags#occurrences()}
+     * messages of a pair: two messages sharing one, both awaiting their backward, could have
+     * their gradients swapped without any error, so the second one throws here instead.
+     */
+    GradientClaim claimGradient(String op, boolean sent, int peer, int tag, int occurrence) {
+        if (!GradMode.is_enabled()) {
+            return GradientClaim.NONE; // no graph: no backward
+        }
+        int slots = tags.occurrences();
+        GradientSlot slot = new GradientSlot(sent, peer, tag, occurrence & (slots - 1));
+        if (!gradientsInUse.add(slot)) {
+            throw new IllegalStateException(op + ": message " + occurrence + " of this pair would carry its gradient"
+                    + " on the tag of an earlier message of the pair whose backward has not run yet (gradient tags"
+                    + " repeat every " + slots + " messages of a (peer, tag) pair, as this communicator's MPI_TAG_UB"
+                    + " allows): run the backward of earlier messages, or free their graphs, first, or spread the"
+                    + " messages over more tags");
+        }
+        return new GradientClaim(() -> gradientsInUse.remove(slot));
     }
 
     /** Key of the counters of collective messages (no caller tag is negative). */

@@ -39,7 +39,9 @@ import org.bytedeco.pytorch.global.torch;
  * gradients in any order. Forward tags must lie in [0, 65536) (fewer when the communicator's
  * {@link Communicator#maxTag() MPI_TAG_UB} is below 2^23-1: the limit is in the error message),
  * and fewer than 16384 messages of one (peer, tag) pair may await their backward at the same
- * time (fewer with a smaller MPI_TAG_UB: 64 with UCX's 2^23-1); raw {@link Communicator}
+ * time (fewer with a smaller MPI_TAG_UB: 64 with UCX's 2^23-1): the message that would share its
+ * gradient tag with one still awaiting its backward throws an IllegalStateException on both
+ * ranks, before it travels, rather than risk swapped gradients; raw {@link Communicator}
  * messages on the same communicator must use neither these tags nor any tag from 65536 (or the
  * smaller limit) up, where the gradients travel.
  *
@@ -127,19 +129,21 @@ public final class Functions {
         state.tags().checkUserTag("send", tag);
         checkPeer("send", comm, dst);
         state.reap();
-        int gradTag = state.tags().gradient(tag, state.nextSend(dst, tag));
+        int occurrence = state.nextSend(dst, tag);
+        int gradTag = state.tags().gradient(tag, occurrence);
         boolean carriesGradient = Tensors.differentiable(x);
         long[] shape = Shapes.of(x);
-        SendHandle forward = isendTracked(state, comm, x, dst, tag);
         String name = "send(rank " + comm.rank() + " -> " + dst + ", tag " + tag + ")";
-        Backward backward = grads -> {
+        GradientClaim claim = state.claimGradient(name, true, dst, tag, occurrence);
+        SendHandle forward = isendTracked(state, comm, x, dst, tag);
+        Backward backward = claim.around(grads -> {
             forward.waitFor();
             if (!carriesGradient) {
                 return Collections.singletonList(null);
             }
             Tensor g = comm.recv(dst, gradTag);
             return Collections.singletonList(Tensors.receivedGradient(g, shape, name));
-        };
+        });
         return connectPointToPoint(name, Collections.singletonList(x), List.of(), backward,
                 Schedule.NATURAL, comm).delegate();
     }
@@ -166,10 +170,21 @@ public final class Functions {
         checkPeer("recv", comm, src);
         checkDelegate("recv", comm, delegateOrNull);
         state.reap();
-        int gradTag = state.tags().gradient(tag, state.nextRecv(src, tag));
-        Tensor z = comm.recv(src, tag);
-        refuseList(comm, src, tag, z);
+        int occurrence = state.nextRecv(src, tag);
+        int gradTag = state.tags().gradient(tag, occurrence);
+        String name = "recv(rank " + comm.rank() + " <- " + src + ", tag " + tag + ")";
+        // Before receiving, as the sender claims before sending: both ranks refuse the same message.
+        GradientClaim claim = state.claimGradient(name, false, src, tag, occurrence);
+        Tensor z;
+        try {
+            z = comm.recv(src, tag);
+            refuseList(comm, src, tag, z);
+        } catch (RuntimeException e) {
+            claim.release();
+            throw e;
+        }
         if (!Tensors.differentiable(z)) {
+            claim.release(); // no gradient travels back
             if (delegateOrNull != null) {
                 throw new IllegalArgumentException("recv from rank " + src + " (tag " + tag + "): received "
                         + Tensors.shape(z) + ", which carries no gradient, so it cannot carry the delegate's"
@@ -179,12 +194,11 @@ public final class Functions {
         }
         torch.ScalarType dtype = z.scalar_type();
         DelegateInfo delegate = DelegateInfo.of(delegateOrNull);
-        String name = "recv(rank " + comm.rank() + " <- " + src + ", tag " + tag + ")";
-        Backward backward = grads -> {
+        Backward backward = claim.around(grads -> {
             Tensor g = grads.get(0);
             isendTracked(state, comm, Tensors.gradientOrMarker(g, dtype), src, gradTag);
             return delegate.gradients();
-        };
+        });
         return connectPointToPoint(name, inputsOf(delegateOrNull), Collections.singletonList(z), backward,
                 Schedule.EAGER, comm).outputs().get(0);
     }
@@ -746,15 +760,23 @@ public final class Functions {
 
     private static CustomFunction.Result connect(String name, List<Tensor> inputs, List<Tensor> outputs,
             Backward backward, Schedule schedule, Communicator comm, boolean oncePerForward) {
-        Backward firstOrderOnly = grads -> {
-            // Grad mode is on inside the backward pass only under create_graph.
-            if (GradMode.is_enabled()) {
-                throw new UnsupportedOperationException(name + ": backward with create_graph=true (double"
-                        + " backward) is not supported through communication: gradients received from other"
-                        + " ranks carry no history, so the cross-rank terms would be lost. Call backward()"
-                        + " without create_graph on every rank (this rank sent and received nothing here)");
+        Backward firstOrderOnly = new Backward() {
+            @Override
+            public List<Tensor> apply(List<Tensor> grads) throws Exception {
+                // Grad mode is on inside the backward pass only under create_graph.
+                if (GradMode.is_enabled()) {
+                    throw new UnsupportedOperationException(name + ": backward with create_graph=true (double"
+                            + " backward) is not supported through communication: gradients received from other"
+                            + " ranks carry no history, so the cross-rank terms would be lost. Call backward()"
+                            + " without create_graph on every rank (this rank sent and received nothing here)");
+                }
+                return backward.apply(grads);
             }
-            return backward.apply(grads);
+
+            @Override
+            public void released() {
+                backward.released();
+            }
         };
         return CustomFunction.apply(name, inputs, outputs, firstOrderOnly, schedule, comm, oncePerForward ? ONCE : null);
     }

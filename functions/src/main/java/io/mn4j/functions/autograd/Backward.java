@@ -19,4 +19,12 @@ public interface Backward {
      *     must have the input's shape.
      */
     List<Tensor> apply(List<Tensor> gradOutputs) throws Exception;
+
+    /**
+     * Called once when the function's backward can no longer run (what it needs was released:
+     * after its last backward pass, or with its graph), on the thread that released it; by
+     * default nothing.
+     */
+    default void released() {
+    }
 }

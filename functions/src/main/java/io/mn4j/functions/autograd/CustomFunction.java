@@ -456,7 +456,11 @@ public final class CustomFunction {
                 return;
             }
             released = true;
+            Backward gone = backward;
             backward = null;
+            if (gone != null) {
+                gone.released();
+            }
             for (long address : nodes) {
                 BY_NODE.remove(address, this);
             }

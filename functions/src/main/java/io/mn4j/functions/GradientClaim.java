@@ -1,0 +1,49 @@
+package io.mn4j.functions;
+
+import io.mn4j.functions.autograd.Backward;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.bytedeco.pytorch.Tensor;
+
+/**
+ * The gradient tag of one point-to-point message, held from its forward until its backward has
+ * run or can no longer run ({@link CommState#claimGradient}).
+ */
+final class GradientClaim {
+    /** For a message whose function has no backward (grad mode off). */
+    static final GradientClaim NONE = new GradientClaim(() -> {
+    });
+
+    private final Runnable free;
+    private final AtomicBoolean released = new AtomicBoolean();
+
+    GradientClaim(Runnable free) {
+        this.free = free;
+    }
+
+    /** Gives the tag back; later calls do nothing. */
+    void release() {
+        if (released.compareAndSet(false, true)) {
+            free.run();
+        }
+    }
+
+    /** {@code backward}, giving the tag back once it has run or its function was released. */
+    Backward around(Backward backward) {
+        return new Backward() {
+            @Override
+            public List<Tensor> apply(List<Tensor> gradOutputs) throws Exception {
+                try {
+                    return backward.apply(gradOutputs);
+                } finally {
+                    release(); // a point-to-point backward runs once: its tag is free again
+                }
+            }
+
+            @Override
+            public void released() {
+                release();
+            }
+        };
+    }
+}
