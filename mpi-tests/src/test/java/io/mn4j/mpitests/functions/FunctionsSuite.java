@@ -60,6 +60,7 @@ public class FunctionsSuite implements ScenarioSuite {
         s.put("create_graph refused", FunctionsSuite::createGraphRefused);
         s.put("sendAll received with recv", FunctionsSuite::sendAllReceivedWithRecv);
         s.put("gradient tags that would repeat refused", FunctionsSuite::gradientTagsRepeat);
+        s.put("gradient tags given back by backward and by freed graphs", FunctionsSuite::gradientTagsGivenBack);
         return s;
     }
 
@@ -795,6 +796,44 @@ public class FunctionsSuite implements ScenarioSuite {
                 Tensor z = Functions.recv(c, peer, 24);
                 check.tensorsClose("message after the graphs were freed", det(8701, 3), z, 0);
                 z.mul(new Scalar(2.0)).sum().backward();
+            }
+        }
+        settled(c, check);
+    }
+
+    /**
+     * A training loop holds no gradient tag beyond its iteration: on one tag, more passes with
+     * backward than the tags' range (at most 16384), and as many more freed without it (an
+     * evaluation with grad mode on), alternating, are never refused.
+     */
+    private static void gradientTagsGivenBack(Communicator c, Check check) {
+        int peer = partner(c);
+        int me = c.rank();
+        if (peer >= 0) {
+            String firstProblem = null;
+            Tensor x = det(8800, 2).requires_grad_(true);
+            for (int i = 0; i < 34_000 && firstProblem == null; i++) {
+                try (PointerScope scope = new PointerScope()) {
+                    boolean withBackward = i % 2 == 0;
+                    if (me % 2 == 0) {
+                        Tensor delegate = Functions.send(x, c, peer, 25);
+                        if (withBackward) {
+                            delegate.backward();
+                        }
+                    } else {
+                        Tensor z = Functions.recv(c, peer, 25);
+                        if (withBackward) {
+                            z.sum().backward();
+                        }
+                    }
+                } catch (RuntimeException e) {
+                    firstProblem = "pass " + i + ": " + e.getMessage();
+                }
+            }
+            check.isTrue("34000 passes on one tag", firstProblem == null, firstProblem);
+            if (me % 2 == 0) {
+                check.tensorsClose("gradients of the passes with backward", torch.full(new long[] {2},
+                        new Scalar(17_000.0), Fx.F64), grad(x), 0);
             }
         }
         settled(c, check);
