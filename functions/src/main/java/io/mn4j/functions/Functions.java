@@ -256,8 +256,11 @@ public final class Functions {
         state.tags().checkUserTag("sendAll", tag);
         checkPeer("sendAll", comm, dst);
         state.reap();
-        int gradTag = state.tags().gradient(tag, state.nextSend(dst, tag));
+        int occurrence = state.nextSend(dst, tag);
+        int gradTag = state.tags().gradient(tag, occurrence);
         int n = xs.size();
+        String name = "sendAll(rank " + comm.rank() + " -> " + dst + ", tag " + tag + ", " + n + " tensors)";
+        GradientClaim claim = state.claimGradient(name, true, dst, tag, occurrence);
         List<SendHandle> handles = new ArrayList<>();
         handles.add(isendTracked(state, comm, Tensors.longs(LIST_MAGIC, n), dst, tag));
         boolean[] carries = new boolean[n];
@@ -268,8 +271,7 @@ public final class Functions {
             shapes[i] = Shapes.of(x);
             handles.add(isendTracked(state, comm, x, dst, tag));
         }
-        String name = "sendAll(rank " + comm.rank() + " -> " + dst + ", tag " + tag + ", " + n + " tensors)";
-        Backward backward = grads -> {
+        Backward backward = claim.around(grads -> {
             handles.forEach(SendHandle::waitFor);
             List<Tensor> out = new ArrayList<>(Collections.nCopies(n, (Tensor) null));
             for (int i = 0; i < n; i++) {
@@ -278,7 +280,7 @@ public final class Functions {
                 }
             }
             return out;
-        };
+        });
         return connectPointToPoint(name, xs, List.of(), backward, Schedule.NATURAL, comm).delegate();
     }
 
@@ -307,7 +309,20 @@ public final class Functions {
         checkPeer("recvAll", comm, src);
         checkDelegate("recvAll", comm, delegateOrNull);
         state.reap();
-        int gradTag = state.tags().gradient(tag, state.nextRecv(src, tag));
+        int occurrence = state.nextRecv(src, tag);
+        int gradTag = state.tags().gradient(tag, occurrence);
+        String name = "recvAll(rank " + comm.rank() + " <- " + src + ", tag " + tag + ")";
+        GradientClaim claim = state.claimGradient(name, false, src, tag, occurrence); // as recv
+        try {
+            return recvAllClaimed(comm, state, src, tag, delegateOrNull, refuseToLeaveDelegate, gradTag, claim);
+        } catch (RuntimeException e) {
+            claim.release();
+            throw e;
+        }
+    }
+
+    private static List<Tensor> recvAllClaimed(Communicator comm, CommState state, int src, int tag,
+            Tensor delegateOrNull, boolean refuseToLeaveDelegate, int gradTag, GradientClaim claim) {
         Tensor header = comm.recv(src, tag);
         long[] h = listHeader(header);
         if (h == null) {
@@ -326,6 +341,7 @@ public final class Functions {
             anyDifferentiable |= dtypes[i] != null;
         }
         if (!anyDifferentiable) {
+            claim.release(); // no gradient travels back
             if (delegateOrNull != null && refuseToLeaveDelegate) {
                 throw new IllegalArgumentException("recvAll from rank " + src + " (tag " + tag + "): no received"
                         + " tensor carries a gradient, so none can carry the delegate's backward;"
@@ -335,7 +351,7 @@ public final class Functions {
         }
         DelegateInfo delegate = DelegateInfo.of(delegateOrNull);
         String name = "recvAll(rank " + comm.rank() + " <- " + src + ", tag " + tag + ", " + n + " tensors)";
-        Backward backward = grads -> {
+        Backward backward = claim.around(grads -> {
             for (int i = 0; i < n; i++) {
                 if (dtypes[i] != null) {
                     Tensor g = grads.get(i);
@@ -343,7 +359,7 @@ public final class Functions {
                 }
             }
             return delegate.gradients();
-        };
+        });
         return connectPointToPoint(name, inputsOf(delegateOrNull), zs, backward, Schedule.EAGER, comm).outputs();
     }
 

@@ -804,7 +804,8 @@ public class FunctionsSuite implements ScenarioSuite {
     /**
      * A training loop holds no gradient tag beyond its iteration: on one tag, more passes with
      * backward than the tags' range (at most 16384), and as many more freed without it (an
-     * evaluation with grad mode on), alternating, are never refused.
+     * evaluation with grad mode on), alternating, through send/recv and sendAll/recvAll, are
+     * never refused.
      */
     private static void gradientTagsGivenBack(Communicator c, Check check) {
         int peer = partner(c);
@@ -815,13 +816,15 @@ public class FunctionsSuite implements ScenarioSuite {
             for (int i = 0; i < 34_000 && firstProblem == null; i++) {
                 try (PointerScope scope = new PointerScope()) {
                     boolean withBackward = i % 2 == 0;
+                    boolean list = i % 4 >= 2; // sendAll/recvAll hold the pair's tags too
                     if (me % 2 == 0) {
-                        Tensor delegate = Functions.send(x, c, peer, 25);
+                        Tensor delegate = list ? Functions.sendAll(List.of(x), c, peer, 25)
+                                : Functions.send(x, c, peer, 25);
                         if (withBackward) {
                             delegate.backward();
                         }
                     } else {
-                        Tensor z = Functions.recv(c, peer, 25);
+                        Tensor z = list ? Functions.recvAll(c, peer, 25, null).get(0) : Functions.recv(c, peer, 25);
                         if (withBackward) {
                             z.sum().backward();
                         }
