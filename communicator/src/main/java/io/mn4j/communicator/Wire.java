@@ -85,7 +85,7 @@ final class Wire {
 
     /** Blocking send of a wire-ready tensor with its header; returns the payload bytes. */
     long send(Tensor data, TensorHeader h, int dst, int tag, String context) throws MPIException {
-        requireIntact(brokenSends, key(dst, tag), "send to", context);
+        requireSendable(dst, tag, context);
         ByteBuffer buf = HeaderBuffers.mine(1);
         long chunk = chunkBytes; // once: the header promises the chunks sent
         int length = packHeader(h, data, buf, chunk);
@@ -253,7 +253,7 @@ final class Wire {
     }
 
     SendHandle isend(Tensor data, TensorHeader h, int dst, int tag, String context) throws MPIException {
-        requireIntact(brokenSends, key(dst, tag), "send to", context);
+        requireSendable(dst, tag, context);
         ByteBuffer buf = HeaderBuffers.take();
         List<Request> requests = new ArrayList<>();
         try {
@@ -310,15 +310,20 @@ final class Wire {
 
     /** Throws if the stream of this (source, tag) key is broken. */
     void requireIntact(long key, String context) {
-        requireIntact(broken, key, "receive from", context);
+        requireIntact(broken, key, "receive from", "get the payload left queued", context);
     }
 
-    private static void requireIntact(Map<Long, String> streams, long key, String what, String context) {
+    private void requireSendable(int dst, int tag, String context) {
+        requireIntact(brokenSends, key(dst, tag), "send to", "meet the peer's receive of that message", context);
+    }
+
+    private static void requireIntact(Map<Long, String> streams, long key, String earlier, String consequence,
+            String context) {
         String reason = streams.get(key);
         if (reason != null) {
-            throw new CommunicationException(context + ": an earlier " + what + " rank " + (int) (key >>> 32)
-                    + " with tag " + (int) key + " failed partway, so this one would " + (what.startsWith("send")
-                    ? "meet the peer's receive of that message" : "get the payload left queued") + " (" + reason + ")");
+            throw new CommunicationException(context + ": an earlier " + earlier + " rank " + (int) (key >>> 32)
+                    + " with tag " + (int) key + " failed partway, so this one would " + consequence + " (" + reason
+                    + ")");
         }
     }
 
