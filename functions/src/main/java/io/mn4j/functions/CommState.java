@@ -70,15 +70,26 @@ final class CommState {
     /** Gradient tags of point-to-point messages whose backward may still run. */
     private final Set<GradientSlot> gradientsInUse = ConcurrentHashMap.newKeySet();
 
+    /** The gradient tag of the next send to {@code peer} with {@code tag}, held ({@link #claimGradient}). */
+    GradientClaim nextSendGradient(String op, int peer, int tag) {
+        return claimGradient(op, true, peer, tag, nextSend(peer, tag));
+    }
+
+    /** The gradient tag of the next receive from {@code peer} with {@code tag}, held ({@link #claimGradient}). */
+    GradientClaim nextRecvGradient(String op, int peer, int tag) {
+        return claimGradient(op, false, peer, tag, nextRecv(peer, tag));
+    }
+
     /**
      * Holds the gradient tag of the {@code occurrence}-th message of ({@code peer}, {@code tag})
      * until the returned claim is released. Gradient tags repeat every {@link Tags#occurrences()}
      * messages of a pair: two messages sharing one, both awaiting their backward, could have
      * their gradients swapped without any error, so the second one throws here instead.
      */
-    GradientClaim claimGradient(String op, boolean sent, int peer, int tag, int occurrence) {
+    private GradientClaim claimGradient(String op, boolean sent, int peer, int tag, int occurrence) {
+        int gradTag = tags.gradient(tag, occurrence);
         if (!GradMode.is_enabled()) {
-            return GradientClaim.NONE; // no graph: no backward
+            return new GradientClaim(gradTag, null); // no graph: no backward
         }
         int slots = tags.occurrences();
         GradientSlot slot = new GradientSlot(sent, peer, tag, occurrence & (slots - 1));
@@ -89,7 +100,7 @@ final class CommState {
                     + " allows): run the backward of earlier messages, or free their graphs, first, or spread the"
                     + " messages over more tags");
         }
-        return new GradientClaim(() -> gradientsInUse.remove(slot));
+        return new GradientClaim(gradTag, () -> gradientsInUse.remove(slot));
     }
 
     /** Key of the counters of collective messages (no caller tag is negative). */

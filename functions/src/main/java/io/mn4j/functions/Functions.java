@@ -129,12 +129,11 @@ public final class Functions {
         state.tags().checkUserTag("send", tag);
         checkPeer("send", comm, dst);
         state.reap();
-        int occurrence = state.nextSend(dst, tag);
-        int gradTag = state.tags().gradient(tag, occurrence);
         boolean carriesGradient = Tensors.differentiable(x);
         long[] shape = Shapes.of(x);
         String name = "send(rank " + comm.rank() + " -> " + dst + ", tag " + tag + ")";
-        GradientClaim claim = state.claimGradient(name, true, dst, tag, occurrence);
+        GradientClaim claim = state.nextSendGradient(name, dst, tag);
+        int gradTag = claim.tag();
         SendHandle forward = isendTracked(state, comm, x, dst, tag);
         Backward backward = claim.around(grads -> {
             forward.waitFor();
@@ -170,11 +169,10 @@ public final class Functions {
         checkPeer("recv", comm, src);
         checkDelegate("recv", comm, delegateOrNull);
         state.reap();
-        int occurrence = state.nextRecv(src, tag);
-        int gradTag = state.tags().gradient(tag, occurrence);
         String name = "recv(rank " + comm.rank() + " <- " + src + ", tag " + tag + ")";
         // Before receiving, as the sender claims before sending: both ranks refuse the same message.
-        GradientClaim claim = state.claimGradient(name, false, src, tag, occurrence);
+        GradientClaim claim = state.nextRecvGradient(name, src, tag);
+        int gradTag = claim.tag();
         Tensor z;
         try {
             z = comm.recv(src, tag);
@@ -256,11 +254,10 @@ public final class Functions {
         state.tags().checkUserTag("sendAll", tag);
         checkPeer("sendAll", comm, dst);
         state.reap();
-        int occurrence = state.nextSend(dst, tag);
-        int gradTag = state.tags().gradient(tag, occurrence);
         int n = xs.size();
         String name = "sendAll(rank " + comm.rank() + " -> " + dst + ", tag " + tag + ", " + n + " tensors)";
-        GradientClaim claim = state.claimGradient(name, true, dst, tag, occurrence);
+        GradientClaim claim = state.nextSendGradient(name, dst, tag);
+        int gradTag = claim.tag();
         List<SendHandle> handles = new ArrayList<>();
         handles.add(isendTracked(state, comm, Tensors.longs(LIST_MAGIC, n), dst, tag));
         boolean[] carries = new boolean[n];
@@ -309,35 +306,21 @@ public final class Functions {
         checkPeer("recvAll", comm, src);
         checkDelegate("recvAll", comm, delegateOrNull);
         state.reap();
-        int occurrence = state.nextRecv(src, tag);
-        int gradTag = state.tags().gradient(tag, occurrence);
-        String name = "recvAll(rank " + comm.rank() + " <- " + src + ", tag " + tag + ")";
-        GradientClaim claim = state.claimGradient(name, false, src, tag, occurrence); // as recv
+        GradientClaim claim = state.nextRecvGradient("recvAll(rank " + comm.rank() + " <- " + src + ", tag " + tag
+                + ")", src, tag); // before receiving, as recv
+        int gradTag = claim.tag();
+        List<Tensor> zs;
         try {
-            return recvAllClaimed(comm, state, src, tag, delegateOrNull, refuseToLeaveDelegate, gradTag, claim);
+            zs = receiveList(comm, src, tag);
         } catch (RuntimeException e) {
             claim.release();
             throw e;
         }
-    }
-
-    private static List<Tensor> recvAllClaimed(Communicator comm, CommState state, int src, int tag,
-            Tensor delegateOrNull, boolean refuseToLeaveDelegate, int gradTag, GradientClaim claim) {
-        Tensor header = comm.recv(src, tag);
-        long[] h = listHeader(header);
-        if (h == null) {
-            throw new CommunicationException("recvAll from rank " + src + " (tag " + tag + "): expected the list"
-                    + " header of a sendAll but received " + Tensors.shape(header)
-                    + "; was the message sent with send() instead of sendAll()?");
-        }
-        int n = (int) h[1];
-        List<Tensor> zs = new ArrayList<>(n);
+        int n = zs.size();
         boolean anyDifferentiable = false;
         torch.ScalarType[] dtypes = new torch.ScalarType[n];
         for (int i = 0; i < n; i++) {
-            Tensor z = comm.recv(src, tag);
-            zs.add(z);
-            dtypes[i] = Tensors.differentiable(z) ? z.scalar_type() : null;
+            dtypes[i] = Tensors.differentiable(zs.get(i)) ? zs.get(i).scalar_type() : null;
             anyDifferentiable |= dtypes[i] != null;
         }
         if (!anyDifferentiable) {
@@ -361,6 +344,22 @@ public final class Functions {
             return delegate.gradients();
         });
         return connectPointToPoint(name, inputsOf(delegateOrNull), zs, backward, Schedule.EAGER, comm).outputs();
+    }
+
+    /** The tensors of a {@link #sendAll} list, after its header. */
+    private static List<Tensor> receiveList(Communicator comm, int src, int tag) {
+        Tensor header = comm.recv(src, tag);
+        long[] h = listHeader(header);
+        if (h == null) {
+            throw new CommunicationException("recvAll from rank " + src + " (tag " + tag + "): expected the list"
+                    + " header of a sendAll but received " + Tensors.shape(header)
+                    + "; was the message sent with send() instead of sendAll()?");
+        }
+        List<Tensor> zs = new ArrayList<>((int) h[1]);
+        for (long i = 0; i < h[1]; i++) {
+            zs.add(comm.recv(src, tag));
+        }
+        return zs;
     }
 
     /** {@link #recvAll(Communicator, int, int, Tensor)} without a delegate. */

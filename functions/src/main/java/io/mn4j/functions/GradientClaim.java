@@ -7,23 +7,27 @@ import org.bytedeco.pytorch.Tensor;
 
 /**
  * The gradient tag of one point-to-point message, held from its forward until its backward has
- * run or can no longer run ({@link CommState#claimGradient}).
+ * run or can no longer run ({@link CommState#nextSendGradient}, {@link CommState#nextRecvGradient}).
  */
 final class GradientClaim {
-    /** For a message whose function has no backward (grad mode off). */
-    static final GradientClaim NONE = new GradientClaim(() -> {
-    });
-
+    private final int tag;
+    /** Gives the tag back; null where nothing is held (grad mode off: no backward). */
     private final Runnable free;
     private final AtomicBoolean released = new AtomicBoolean();
 
-    GradientClaim(Runnable free) {
+    GradientClaim(int tag, Runnable free) {
+        this.tag = tag;
         this.free = free;
+    }
+
+    /** The tag the message's gradient travels with. */
+    int tag() {
+        return tag;
     }
 
     /** Gives the tag back; later calls do nothing. */
     void release() {
-        if (released.compareAndSet(false, true)) {
+        if (free != null && released.compareAndSet(false, true)) {
             free.run();
         }
     }
