@@ -12,31 +12,45 @@ import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
 
 /**
- * Memory of large received tensors, kept for the next receive of the same size instead of being
- * handed back to the C heap (a small caching host allocator).
+ * The memory of large received tensors: blocks of the C heap that mn4j allocates itself, and
+ * keeps for the next receive of the same size where glibc would not keep them (a small caching
+ * host allocator).
  *
- * <p>Why: every receive and collective returns a new tensor, while a C program receives into the
- * same buffer again and again. Freed to the C heap, a large block is soon split for small
- * allocations, and the next tensor of that size lands on pages never touched before (a page
- * fault per 4 KiB); measured, a fresh 16 MiB receive ran at 0.7 of C's bandwidth against 1.0
- * for a receive into an existing tensor. Training repeats the same shapes every step, so blocks
- * of exactly the right size, kept aside, make a received tensor as cheap as a reused one.
+ * <p>Why not LibTorch's allocator: it asks for 64-byte aligned memory ({@code posix_memalign}).
+ * A block freed and asked for again is then not reused: the aligned request is larger than the
+ * freed chunk, whose neighbours are small chunks glibc holds in its per-thread cache, so the next
+ * tensor of that size takes another block, and the one after takes the first again. A loop that
+ * receives tensors of one size touches twice their memory, and at the sizes of the benchmark
+ * (1 to 16 MiB) that costs what a cache miss costs: in one process, a 1 MiB copy into a new
+ * {@code torch.empty} took 52–70 µs (two addresses in turn), 37–47 µs into a block malloc hands
+ * back (one address) and 35–43 µs into one reused tensor. On 2 ranks (2026-11-27, 4–5 launches
+ * each), a 16 MiB ping-pong into new tensors went from 1.6–2.1 ms to 1.20–1.29 ms and the
+ * allocating 16 MiB allgather from 3.4–4.0 to 2.6–2.8 ms (C: 1.22 and 2.47 ms), under the glibc
+ * settings of {@code scripts/mn4j-run}.
+ * Plain {@code malloc} of the same size does hand the same block back; the tensor's data is the
+ * first 64-byte boundary in it.
  *
- * <p>Tensors of at least {@link #MIN_BYTES} (256 KiB) are served from here; their memory comes
- * back when LibTorch frees the tensor, from any thread. At most {@link #MAX_KEPT_BYTES} (32 MiB)
- * are kept, the most recently freed: memory kept here is memory LibTorch cannot use for anything
- * else, so the cap bounds what the pool adds to a process's peak (a GCN on 4 ranks, 613 MiB per
- * rank, peaked 65 MiB higher with a 64 MiB cap). Older blocks go back to the C heap. Blocks
- * are 64-byte aligned, as LibTorch's own. System properties {@code mn4j.recvPool.minBytes} and
- * {@code mn4j.recvPool.maxKeptBytes} (0 turns the pool off) change the limits. The storage of a
- * pooled tensor cannot be resized in place ({@code resize_} to a larger size throws).
+ * <p>Tensors of at least {@link #MIN_BYTES} (256 KiB) come from here; smaller ones from LibTorch,
+ * where the per-tensor cost of this path (a Java call when the tensor is freed, about a
+ * microsecond) would show and the memory is small enough to stay in cache either way. Their
+ * memory comes back when LibTorch frees the tensor, from any thread. The storage of such a
+ * tensor cannot be resized in place ({@code resize_} to a larger size throws).
  *
- * <p>The pool is off by default when glibc itself keeps freed memory mapped, as under the
+ * <p>Kept for reuse: under glibc's default settings, a large block freed to the C heap is soon
+ * split for small allocations or returned to the system, and the next tensor of that size lands
+ * on pages never touched before (a page fault per 4 KiB; a fresh 16 MiB receive ran at 0.7 of C's
+ * bandwidth against 1.0 with the pool). So at most {@link #MAX_KEPT_BYTES} (32 MiB) of freed
+ * blocks are kept, the most recently freed: memory kept here is memory LibTorch cannot use for
+ * anything else, so the cap bounds what this adds to a process's peak (a GCN on 4 ranks, 613 MiB
+ * per rank, peaked 65 MiB higher with a 64 MiB cap). Older blocks go back to the C heap. System
+ * properties {@code mn4j.recvPool.minBytes} and {@code mn4j.recvPool.maxKeptBytes} (0: keep
+ * nothing) change the limits.
+ *
+ * <p>Nothing is kept by default when glibc itself keeps freed memory mapped, as under the
  * {@code GLIBC_TUNABLES} of {@code scripts/mn4j-run} (no mmap'd blocks, no trimming; see
- * {@link #glibcKeepsFreedMemory}): there it only adds work, and measured (2026-11-26, 2 and 4
- * ranks, 4 launches each) the allocating allgather and alltoall ran up to 3x slower with it in
- * some launches (2-rank allgather of 1 MiB: 96 us without, 98-378 with) and never clearly faster.
- * Under glibc's defaults it still pays (2-rank allgather of 16 MiB: 3.8 ms against 5.3).
+ * {@link #glibcKeepsFreedMemory}): there malloc already hands the block back, and measured
+ * (2026-11-26, 2 and 4 ranks, 4 launches each) the allocating allgather and alltoall ran up to 3x
+ * slower with the pool in some launches and never clearly faster.
  */
 final class ReceiveBuffers {
     static final long MIN_BYTES = Long.getLong("mn4j.recvPool.minBytes", 256L << 10);
@@ -45,13 +59,13 @@ final class ReceiveBuffers {
             glibcKeepsFreedMemory(System.getenv("GLIBC_TUNABLES")) ? 0 : DEFAULT_KEPT_BYTES);
     private static final int ALIGNMENT = 64;
 
-    /** A block of C memory: where malloc put it and its usable size (the pool's key). */
-    private record Block(long base, long bytes) {
+    /** The buffers every receive uses. */
+    private static final ReceiveBuffers SHARED = new ReceiveBuffers(MAX_KEPT_BYTES);
+
+    /** A block of C memory: where malloc put it, its usable size (the pool's key) and its owner. */
+    private record Block(long base, long bytes, ReceiveBuffers owner) {
     }
 
-    /** Free blocks, the most recently freed last. Guarded by itself. */
-    private static final ArrayDeque<Block> FREE = new ArrayDeque<>();
-    private static long keptBytes;
     /** Blocks lent to live tensors, by the aligned address LibTorch holds. */
     private static final Map<Long, Block> LENT = new ConcurrentHashMap<>();
 
@@ -60,12 +74,19 @@ final class ReceiveBuffers {
         public void call(Pointer data) {
             Block b = LENT.remove(data.address());
             if (b != null) {
-                giveBack(b);
+                b.owner.giveBack(b);
             }
         }
     });
 
-    private ReceiveBuffers() {
+    private final long maxKeptBytes;
+    /** Free blocks, the most recently freed last. Guarded by itself. */
+    private final ArrayDeque<Block> free = new ArrayDeque<>();
+    private long keptBytes;
+
+    /** Buffers that keep at most this many bytes of freed blocks (0: none). */
+    ReceiveBuffers(long maxKeptBytes) {
+        this.maxKeptBytes = maxKeptBytes;
     }
 
     private static <P extends Pointer> P permanent(P p) {
@@ -75,7 +96,12 @@ final class ReceiveBuffers {
 
     /** A new contiguous CPU tensor of this dtype and shape, its memory uninitialised. */
     static Tensor empty(WireType type, long[] shape, long nbytes) {
-        if (nbytes < MIN_BYTES || MAX_KEPT_BYTES <= 0) {
+        return SHARED.allocate(type, shape, nbytes);
+    }
+
+    /** {@link #empty}, from these buffers. */
+    Tensor allocate(WireType type, long[] shape, long nbytes) {
+        if (nbytes < MIN_BYTES) {
             return torch.empty(shape, type.options(), null);
         }
         Block b = take(nbytes);
@@ -123,17 +149,17 @@ final class ReceiveBuffers {
         return noMmap && trimThreshold >= DEFAULT_KEPT_BYTES;
     }
 
-    /** Bytes currently kept for reuse (for tests and diagnostics). */
-    static long keptBytes() {
-        synchronized (FREE) {
+    /** Bytes these buffers keep for reuse. */
+    long kept() {
+        synchronized (free) {
             return keptBytes;
         }
     }
 
-    private static Block take(long bytes) {
-        synchronized (FREE) {
-            // At most MAX_KEPT_BYTES / MIN_BYTES blocks: a scan is cheap.
-            for (Iterator<Block> it = FREE.descendingIterator(); it.hasNext();) {
+    private Block take(long bytes) {
+        synchronized (free) {
+            // At most maxKeptBytes / MIN_BYTES blocks: a scan is cheap.
+            for (Iterator<Block> it = free.descendingIterator(); it.hasNext();) {
                 Block b = it.next();
                 if (b.bytes == bytes) {
                     it.remove();
@@ -146,21 +172,21 @@ final class ReceiveBuffers {
         if (p == null || p.isNull()) {
             throw new OutOfMemoryError("mn4j: no memory for a received tensor of " + bytes + " bytes");
         }
-        return new Block(p.address(), bytes);
+        return new Block(p.address(), bytes, this);
     }
 
-    private static void giveBack(Block b) {
+    private void giveBack(Block b) {
         List<Block> evicted = new ArrayList<>();
-        synchronized (FREE) {
-            if (b.bytes > MAX_KEPT_BYTES) {
+        synchronized (free) {
+            if (b.bytes > maxKeptBytes) {
                 evicted.add(b);
             } else {
-                while (keptBytes + b.bytes > MAX_KEPT_BYTES) {
-                    Block oldest = FREE.pollFirst();
+                while (keptBytes + b.bytes > maxKeptBytes) {
+                    Block oldest = free.pollFirst();
                     keptBytes -= oldest.bytes;
                     evicted.add(oldest);
                 }
-                FREE.addLast(b);
+                free.addLast(b);
                 keptBytes += b.bytes;
             }
         }
