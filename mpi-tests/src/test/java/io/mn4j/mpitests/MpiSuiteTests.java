@@ -31,7 +31,8 @@ public final class MpiSuiteTests {
             int... rankCounts) {
         List<DynamicNode> nodes = new ArrayList<>();
         for (int np : rankCounts) {
-            nodes.add(DynamicContainer.dynamicContainer("np=" + np, launch(suite, np, timeoutSeconds, env)));
+            String name = "np=" + np + (env.isEmpty() ? "" : " " + new java.util.TreeMap<>(env));
+            nodes.add(DynamicContainer.dynamicContainer(name, launch(suite, np, timeoutSeconds, env)));
         }
         return nodes.stream();
     }

@@ -1,6 +1,7 @@
 package io.mn4j.mpitests.communicator;
 
 import io.mn4j.communicator.WireSuite;
+import io.mn4j.mpitests.LauncherMalloc;
 import io.mn4j.mpitests.MpiSuiteTests;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicNode;
@@ -8,19 +9,23 @@ import org.junit.jupiter.api.TestFactory;
 
 /**
  * The Communicator under real {@code mpirun} with 1, 2, 3 and 4 ranks: one launch per suite and
- * rank count, one JUnit test per scenario.
+ * rank count, one JUnit test per scenario. Point to point and the collectives run at 2 and 4 ranks
+ * with the launcher's malloc settings, at 1 and 3 with the environment's, so that both ways of
+ * keeping received tensors' memory (with and without the pool) see every scenario.
  */
 class CommunicatorTest {
     private static final long TIMEOUT_SECONDS = 180;
 
     @TestFactory
     Stream<DynamicNode> pointToPoint() {
-        return MpiSuiteTests.forRanks(P2pSuite.class, TIMEOUT_SECONDS, 1, 2, 3, 4);
+        return Stream.concat(MpiSuiteTests.forRanks(P2pSuite.class, TIMEOUT_SECONDS, 1, 3),
+                MpiSuiteTests.forRanks(P2pSuite.class, TIMEOUT_SECONDS, LauncherMalloc.env(), 2, 4));
     }
 
     @TestFactory
     Stream<DynamicNode> collectives() {
-        return MpiSuiteTests.forRanks(CollectiveSuite.class, TIMEOUT_SECONDS, 1, 2, 3, 4);
+        return Stream.concat(MpiSuiteTests.forRanks(CollectiveSuite.class, TIMEOUT_SECONDS, 1, 3),
+                MpiSuiteTests.forRanks(CollectiveSuite.class, TIMEOUT_SECONDS, LauncherMalloc.env(), 2, 4));
     }
 
     @TestFactory

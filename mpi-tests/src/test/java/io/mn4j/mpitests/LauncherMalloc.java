@@ -1,0 +1,33 @@
+package io.mn4j.mpitests;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The malloc settings {@code scripts/mn4j-run} gives programs ({@code scripts/glibc-tunables.sh}),
+ * as a launch environment: received tensors then take the path programs take under the launcher
+ * (no pool of freed blocks), where the suite's environment otherwise gives glibc's defaults.
+ */
+public final class LauncherMalloc {
+    private LauncherMalloc() {
+    }
+
+    /** {@code GLIBC_TUNABLES} as the launcher sets it, read from the script. */
+    public static Map<String, String> env() {
+        Path script = Path.of("..", "scripts", "glibc-tunables.sh");
+        try {
+            Matcher m = Pattern.compile("\\$\\{GLIBC_TUNABLES-([^}]+)\\}").matcher(Files.readString(script));
+            if (!m.find()) {
+                throw new IllegalStateException(script + " sets no default GLIBC_TUNABLES");
+            }
+            return Map.of("GLIBC_TUNABLES", m.group(1));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
