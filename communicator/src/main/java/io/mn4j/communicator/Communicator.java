@@ -133,14 +133,20 @@ public final class Communicator implements AutoCloseable {
     /**
      * Runs {@code body} on the world communicator, then finalizes MPI. An exception escaping it
      * on any rank ends the whole job (every rank exits non-zero) with that rank's message printed.
+     * Communicator calls still running on other threads when the body returns are waited for (30 s,
+     * {@code -Dmn4j.endWaitSeconds}); one that does not end by then ends the job, all ranks, naming
+     * the cause.
      */
     public static void run(JobBody body) {
         MpiJob.run(body);
     }
 
-    /** Finalizes MPI; also done at JVM exit. Call after the last communication. */
+    /**
+     * Finalizes MPI; also done at JVM exit. Call after the last communication; calls still running
+     * on other threads are waited for, as at the end of {@link #run}.
+     */
     public static void shutdown() {
-        MpiJob.finish();
+        MpiJob.finishWhenCallsEnd("Communicator.shutdown() was called");
     }
 
     /** The body of a job for {@link #run}. */

@@ -26,6 +26,11 @@ final class MpiJob {
     private static volatile boolean threadMultiple;
     /** MPI is finalized (or was never initialized here and is gone). */
     private static volatile boolean finished;
+    /**
+     * How long the end of a job waits for communicator calls still running on other threads
+     * ({@code -Dmn4j.endWaitSeconds}).
+     */
+    private static final long END_WAIT_SECONDS = Long.getLong("mn4j.endWaitSeconds", 30);
 
     private MpiJob() {
     }
@@ -65,6 +70,43 @@ final class MpiJob {
             fail(t);
         } finally {
             bodyRunning = false;
+        }
+        finishWhenCallsEnd("the job's body returned");
+    }
+
+    /**
+     * Finalizes MPI once no thread is inside a communicator call: threads the program started may
+     * still be receiving when its main thread is done, and MPI finalized under a thread inside it
+     * crashes the rank (SIGSEGV). A call that does not end within {@link #END_WAIT_SECONDS} ends the
+     * job, all ranks, naming the cause: it waits for a peer that will not answer, and the job
+     * would otherwise hang in finalization.
+     */
+    static void finishWhenCallsEnd(String event) {
+        int running = callsInMpi.get();
+        if (running > 0 && !failing) {
+            LOG.warn("{} on rank {} while {} communicator call(s) run on other threads; waiting up to {} s for them",
+                    event, worldRank(), running, END_WAIT_SECONDS);
+            long deadline = System.nanoTime() + END_WAIT_SECONDS * 1_000_000_000L;
+            boolean interrupted = false;
+            while ((running = callsInMpi.get()) > 0) {
+                if (failing) {
+                    return; // another thread's failure is ending the job
+                }
+                if (System.nanoTime() - deadline > 0) {
+                    fail(new IllegalStateException(event + " on rank " + worldRank() + " while " + running
+                            + " communicator call(s) still ran on other threads, and they did not end within "
+                            + END_WAIT_SECONDS + " s (-Dmn4j.endWaitSeconds): join the threads that communicate"
+                            + " before the job ends"));
+                }
+                try {
+                    Thread.sleep(1);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
         finish();
     }

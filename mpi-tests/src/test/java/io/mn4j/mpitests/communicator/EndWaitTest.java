@@ -1,0 +1,57 @@
+package io.mn4j.mpitests.communicator;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.mn4j.mpitests.MpiLauncher;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.io.CleanupMode;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The end of a job while a thread the program started is still inside a communicator call
+ * ({@link EndWaitMain}): MPI is finalized only once the call has ended, and a call that does not
+ * end fails the job, every rank, with the cause, instead of a crash or a hang in finalization.
+ */
+class EndWaitTest {
+    private static final long TIMEOUT_SECONDS = 120;
+    private static final double AFTER_END_LIMIT_SECONDS = 15;
+
+    @ParameterizedTest(name = "ended by {0}, the receive answered")
+    @ValueSource(strings = {"run", "shutdown"})
+    void aCallRunningWhenTheJobEndsIsWaitedFor(String ending, @TempDir(cleanup = CleanupMode.ON_SUCCESS) Path dir)
+            throws Exception {
+        MpiLauncher.Result r = MpiLauncher.run(2, EndWaitMain.class.getName(), List.of(dir.toString(), ending, "yes"),
+                dir, TIMEOUT_SECONDS);
+        assertFalse(r.timedOut(), () -> "the job hung:\n" + r.describe());
+        assertEquals(0, r.exitCode(), () -> "the job failed:\n" + r.describe());
+        assertTrue(Files.exists(dir.resolve("rank-0.ending")), () -> "rank 0 never ended its body:\n" + r.describe());
+        Path received = dir.resolve("rank-0.received");
+        assertTrue(Files.exists(received), () -> "the receiving thread got nothing:\n" + r.describe());
+        assertEquals(EndWaitMain.RECEIVED, Files.readString(received), r::describe);
+        assertTrue(r.output().contains("communicator call(s) run on other threads; waiting"),
+                () -> "rank 0 did not say that it waits:\n" + r.describe());
+    }
+
+    @ParameterizedTest(name = "ended by {0}, the receive never answered")
+    @ValueSource(strings = {"run", "shutdown"})
+    void aCallThatDoesNotEndFailsTheJob(String ending, @TempDir(cleanup = CleanupMode.ON_SUCCESS) Path dir) throws Exception {
+        MpiLauncher.Result r = MpiLauncher.run(2, EndWaitMain.class.getName(), List.of(dir.toString(), ending, "no"),
+                dir, TIMEOUT_SECONDS);
+        long endedAt = System.currentTimeMillis();
+        assertFalse(r.timedOut(), () -> "the job hung:\n" + r.describe());
+        assertNotEquals(0, r.exitCode(), () -> "the job ended with 0:\n" + r.describe());
+        assertFalse(Files.exists(dir.resolve("rank-0.received")), () -> "received although nothing was sent:\n" + r.describe());
+        assertTrue(r.output().contains("rank 0 failed"), () -> "the failure does not name the rank:\n" + r.describe());
+        assertTrue(r.output().contains("1 communicator call(s) still ran on other threads, and they did not end within 3 s"),
+                () -> "the cause is missing:\n" + r.describe());
+        double afterEnd = (endedAt - Long.parseLong(Files.readString(dir.resolve("rank-0.ending")).trim())) / 1000.0;
+        assertTrue(afterEnd < AFTER_END_LIMIT_SECONDS, () -> "the job took " + afterEnd + " s to end:\n" + r.describe());
+    }
+}
