@@ -78,8 +78,7 @@ final class MpiJob {
      * Finalizes MPI once no thread is inside a communicator call: threads the program started may
      * still be receiving when its main thread is done, and MPI finalized under a thread inside it
      * crashes the rank (SIGSEGV). A call that does not end within {@link #END_WAIT_SECONDS} ends the
-     * job, all ranks, naming the cause: it waits for a peer that will not answer, and the job
-     * would otherwise hang in finalization.
+     * job, all ranks, naming the cause: it waits for a peer that is not going to answer.
      */
     static void finishWhenCallsEnd(String event) {
         int running = callsInMpi.get();
