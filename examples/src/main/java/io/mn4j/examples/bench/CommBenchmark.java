@@ -93,7 +93,7 @@ public final class CommBenchmark implements Callable<Integer> {
     static final long COLL_GLOBAL_WARMUP = 20000;
     /**
      * Untimed collectives at {@link #COLL_LARGE_WARMUP_BYTES}: received tensors of 256 KiB and
-     * more come from the receive pool, a path the smallest size never takes; without this its
+     * more come from the Communicator's own buffers, a path the smallest size never takes; without this its
      * first size ran with that path still interpreted (2 ranks, 512 KiB: 52 us against 30 warm).
      */
     static final long COLL_LARGE_WARMUP = 1000;

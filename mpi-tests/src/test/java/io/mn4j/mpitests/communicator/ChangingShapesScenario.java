@@ -27,7 +27,7 @@ final class ChangingShapesScenario {
             new Shape(ScalarType.Float, 2, 3, 4),
             new Shape(ScalarType.Int, 24),
             new Shape(ScalarType.Float, 1, 2, 3, 4), // sent with a header
-            new Shape(ScalarType.Float, 300, 256), // from the receive pool
+            new Shape(ScalarType.Float, 300, 256), // in the Communicator's own receive buffers
             new Shape(ScalarType.Float, 0, 5), // zero-size, sent with a header
             new Shape(ScalarType.Float, 0), // zero-size, in a tag
             new Shape(ScalarType.Long)); // 0-d

@@ -66,8 +66,8 @@ public class CollectiveSuite implements ScenarioSuite {
             new Family("[v+7, 30]", v -> new long[] {v + 7, 30}, false));
 
     /**
-     * Families above the receive pool's threshold (256 KiB of float32), so that results come from
-     * pooled blocks, and alltoall parts of different sizes per destination.
+     * Families above the threshold of the receive buffers (256 KiB of float32), so that results
+     * live in the Communicator's own blocks, and alltoall parts of different sizes per destination.
      */
     static final List<Family> LARGE_FAMILIES = List.of(
             new Family("[300+v, 256]", v -> new long[] {300 + v, 256}, false),
