@@ -80,6 +80,9 @@ public final class Communicator implements AutoCloseable {
     private final int interSize;
     private final CommStats stats;
     private final int maxTag;
+    /** Exchange masks of every rank and of none, made once: exchanges only read them. */
+    private final boolean[] everyone;
+    private final boolean[] nobody;
     private volatile boolean closed;
 
     Communicator(Intracomm comm, boolean ownsComm) throws MPIException {
@@ -90,6 +93,9 @@ public final class Communicator implements AutoCloseable {
         this.rank = comm.getRank();
         this.size = comm.getSize();
         this.maxTag = ShapeTag.tagUpperBound();
+        this.everyone = new boolean[size];
+        Arrays.fill(everyone, true);
+        this.nobody = new boolean[size];
         long chunk = checkedChunkBytes(Long.getLong("mn4j.chunkBytes", DEFAULT_CHUNK_BYTES), "-Dmn4j.chunkBytes");
         // Private duplicates: mn4j's own traffic never matches a user's message (the world
         // communicator is MPI_COMM_WORLD itself, which a program may use directly too).
@@ -451,7 +457,7 @@ public final class Communicator implements AutoCloseable {
             agreeOnRoot("gather", root);
             Outgoing mine = Outgoing.one(x, only(root));
             Wire.Exchanged got = collective.exchange(mine, only(root), rank == root ? everyone() : nobody(), "gather");
-            throwIfInvalid("gather", "every rank must pass a tensor that can be sent", got, mine);
+            throwIfInvalid("gather", () -> "every rank must pass a tensor that can be sent", got, mine);
             return rank == root ? Arrays.asList(got.tensors()) : List.<Tensor>of();
         });
         long own = x.nbytes(); // x could be sent: its header's bytes
@@ -465,7 +471,7 @@ public final class Communicator implements AutoCloseable {
         Outgoing mine = Outgoing.one(x, everyone());
         List<Tensor> out = call("allgather", () -> {
             Wire.Exchanged got = collective.exchange(mine, everyone(), everyone(), "allgather");
-            throwIfInvalid("allgather", "every rank must pass a tensor that can be sent", got, mine);
+            throwIfInvalid("allgather", () -> "every rank must pass a tensor that can be sent", got, mine);
             return Arrays.asList(got.tensors());
         });
         long own = mine.headers()[rank].nbytes;
@@ -569,7 +575,7 @@ public final class Communicator implements AutoCloseable {
         Outgoing mine = Outgoing.perRank(xs, size);
         List<Tensor> out = call("alltoall", () -> {
             Wire.Exchanged got = collective.exchange(mine, everyone(), everyone(), "alltoall");
-            throwIfInvalid("alltoall", "every rank must pass one tensor per rank (" + size + "), each one that can be sent",
+            throwIfInvalid("alltoall", () -> "every rank must pass one tensor per rank (" + size + "), each one that can be sent",
                     got, mine);
             return Arrays.asList(got.tensors());
         });
@@ -590,7 +596,7 @@ public final class Communicator implements AutoCloseable {
         Tensor out = call("scatter", () -> {
             agreeOnRoot("scatter", root);
             Wire.Exchanged got = collective.exchange(mine, rank == root ? everyone() : nobody(), only(root), "scatter");
-            throwIfInvalid("scatter", "root rank " + root + " must pass one tensor per rank (" + size
+            throwIfInvalid("scatter", () -> "root rank " + root + " must pass one tensor per rank (" + size
                     + "), each one that can be sent", got, mine);
             return got.tensors()[root];
         });
@@ -1032,15 +1038,13 @@ public final class Communicator implements AutoCloseable {
         return a != null ? a : b;
     }
 
-    /** Exchange masks: every rank, no rank, one rank. */
+    /** Exchange masks (read only): every rank, no rank, one rank. */
     private boolean[] everyone() {
-        boolean[] all = new boolean[size];
-        Arrays.fill(all, true);
-        return all;
+        return everyone;
     }
 
     private boolean[] nobody() {
-        return new boolean[size];
+        return nobody;
     }
 
     private boolean[] only(int r) {
@@ -1053,13 +1057,13 @@ public final class Communicator implements AutoCloseable {
      * After an exchange, throws on every rank that heard of an invalid input (its own or a
      * peer's), naming the ranks, what they passed, and this rank's own problem.
      */
-    private void throwIfInvalid(String op, String rule, Wire.Exchanged got, Outgoing mine) {
+    private void throwIfInvalid(String op, Supplier<String> rule, Wire.Exchanged got, Outgoing mine) {
         if (got.invalid().isEmpty()) {
             return;
         }
         List<String> bad = new ArrayList<>();
         got.invalid().forEach((r, code) -> bad.add("rank " + r + " passed " + Outgoing.describe(code)));
-        throw new CommunicationException(op + ": " + rule + ", but " + String.join(", ", bad)
+        throw new CommunicationException(op + ": " + rule.get() + ", but " + String.join(", ", bad)
                 + (mine.problem() == null ? "" : " (on rank " + rank + ": " + mine.problem() + ")"));
     }
 

@@ -69,8 +69,11 @@ final class ShapeTag {
         return h.type.code << (dimBits + 2) | shape.length << dimBits | (int) trailing;
     }
 
-    /** The dtype and shape of a message of {@code bytes} bytes with a tag from {@link #of}. */
-    TensorHeader read(int tag, long bytes, String context) {
+    /**
+     * The dtype and shape of a message of {@code bytes} bytes with a tag from {@link #of}, received
+     * by operation {@code op} from rank {@code src} (named in the exception if it is none).
+     */
+    TensorHeader read(int tag, long bytes, String op, int src) {
         int code = tag >>> (dimBits + 2);
         int ndim = (tag >>> dimBits) & 3;
         long trailing = tag & ((1L << dimBits) - 1);
@@ -89,7 +92,7 @@ final class ShapeTag {
         };
         TensorHeader h = type == null || shape.length > 0 && shape[0] < 0 ? null : new TensorHeader(type, shape);
         if (h == null || h.nbytes != bytes) {
-            throw new CommunicationException(context + ": received a message that is not an mn4j tensor "
+            throw new CommunicationException(op + " from rank " + src + ": received a message that is not an mn4j tensor "
                     + "(tag " + tag + ", " + bytes + " bytes): mismatched calls of collectives?");
         }
         return h;

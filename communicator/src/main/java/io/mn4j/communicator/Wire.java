@@ -425,7 +425,6 @@ final class Wire {
             if (!from[src]) {
                 continue;
             }
-            String context = op + " from rank " + src;
             Message m = new Message();
             boolean matched = false; // probed, not yet received
             int count = 0;
@@ -435,11 +434,12 @@ final class Wire {
                 int tag = s.getTag();
                 count = s.getCount(MPI.BYTE);
                 if (tag != ShapeTag.HEADER) {
-                    got[src] = shapeTags.read(tag, count, context).allocate();
+                    got[src] = shapeTags.read(tag, count, op, src).allocate();
                     requests.add(m.imRecv(TensorBytes.wire(got[src], 0, count), count, MPI.BYTE));
                     matched = false;
                     continue;
                 }
+                String context = op + " from rank " + src; // not built for the tagged messages above
                 if (count < TensorHeader.BYTES || count > HeaderBuffers.MESSAGE_BYTES) {
                     throw new CommunicationException(context + ": received a header message of " + count
                             + " bytes, not an mn4j tensor header: mismatched calls of collectives?");

@@ -24,7 +24,7 @@ class ShapeTagTest {
                 assertNotEquals(ShapeTag.HEADER, tag, h + " fits");
                 assertNotEquals(ShapeTag.PAYLOAD, tag);
                 assertTrue(tag > 0 && tag < 1 << tagBits, "tag " + tag + " in range");
-                TensorHeader back = tags.read(tag, h.nbytes, "test");
+                TensorHeader back = tags.read(tag, h.nbytes, "test", 0);
                 assertEquals(type, back.type);
                 assertArrayEquals(shape, back.shape, h.toString());
             }
@@ -46,12 +46,12 @@ class ShapeTagTest {
     void aByteCountThatDoesNotMatchTheTagIsAnError() {
         ShapeTag tags = new ShapeTag(30);
         int matrix = tags.of(new TensorHeader(WireType.FLOAT64, new long[] {4, 3}));
-        assertEquals(96, tags.read(matrix, 96, "test").nbytes);
-        String message = assertThrows(CommunicationException.class, () -> tags.read(matrix, 100, "alltoall from rank 2"))
+        assertEquals(96, tags.read(matrix, 96, "test", 0).nbytes);
+        String message = assertThrows(CommunicationException.class, () -> tags.read(matrix, 100, "alltoall", 2))
                 .getMessage();
         assertTrue(message.startsWith("alltoall from rank 2: received a message that is not an mn4j tensor"), message);
         int scalar = tags.of(new TensorHeader(WireType.INT32, new long[0]));
-        assertThrows(CommunicationException.class, () -> tags.read(scalar, 8, "test"));
-        assertThrows(CommunicationException.class, () -> tags.read(15 << 26, 4, "test"), "no dtype 15");
+        assertThrows(CommunicationException.class, () -> tags.read(scalar, 8, "test", 0));
+        assertThrows(CommunicationException.class, () -> tags.read(15 << 26, 4, "test", 0), "no dtype 15");
     }
 }
