@@ -36,8 +36,9 @@ import org.bytedeco.pytorch.global.torch;
  *       results are new CPU tensors, whatever the inputs' device, except for the {@code ...Into}
  *       variants, which write into a tensor the caller passes, on its device ({@link #allreduceInto} may be passed its input as the output,
  *       to reduce in place). New results of 256 KiB or more live in memory the communicator
- *       allocates (so that the next result of that size reuses the same memory): their storage
- *       cannot be {@code resize_}d larger; {@code clone()} one that must grow.</li>
+ *       allocates (so that, once freed, it can serve the next result of that size): their storage
+ *       cannot be {@code resize_}d larger, as LibTorch's own can; {@code clone()} one that must
+ *       grow.</li>
  *   <li>Collectives must be called by every rank of the communicator in the same order. Inputs
  *       may differ in shape per rank where the operation allows it (gather, allgather, alltoall,
  *       scatter). A bad input on one rank (wrong list length, mismatched shapes in a reduction) is

@@ -16,7 +16,7 @@ import org.slf4j.LoggerFactory;
  */
 final class MpiJob {
     private static final Logger LOG = LoggerFactory.getLogger(MpiJob.class);
-    private static Communicator world;
+    private static volatile Communicator world;
     private static volatile boolean failing;
     /** True while {@link #run} runs the job's body. */
     private static volatile boolean bodyRunning;
@@ -28,9 +28,13 @@ final class MpiJob {
     private static volatile boolean finished;
     /**
      * How long the end of a job waits for communicator calls still running on other threads
-     * ({@code -Dmn4j.endWaitSeconds}).
+     * ({@code -Dmn4j.endWaitSeconds}, 0 to a day; 0: the job fails at once if one is running).
      */
-    private static final long END_WAIT_SECONDS = Long.getLong("mn4j.endWaitSeconds", 30);
+    private static final long END_WAIT_SECONDS = Math.max(0, Math.min(86_400, Long.getLong("mn4j.endWaitSeconds", 30)));
+    /** The job is ending ({@link #finishWhenCallsEnd}): no communicator call may start. */
+    private static volatile boolean ending;
+    /** {@link #ending}'s cause, for the exception of a call that starts too late. */
+    private static volatile String endingBecause;
 
     private MpiJob() {
     }
@@ -81,10 +85,12 @@ final class MpiJob {
      * job, all ranks, naming the cause: it waits for a peer that is not going to answer.
      */
     static void finishWhenCallsEnd(String event) {
+        endingBecause = event;
+        ending = true;
         int running = callsInMpi.get();
         if (running > 0 && !failing) {
             LOG.warn("{} on rank {} while {} communicator call(s) run on other threads; waiting up to {} s for them",
-                    event, worldRank(), running, END_WAIT_SECONDS);
+                    event, rank(), running, END_WAIT_SECONDS);
             long deadline = System.nanoTime() + END_WAIT_SECONDS * 1_000_000_000L;
             boolean interrupted = false;
             while ((running = callsInMpi.get()) > 0) {
@@ -92,7 +98,7 @@ final class MpiJob {
                     return; // another thread's failure is ending the job
                 }
                 if (System.nanoTime() - deadline > 0) {
-                    fail(new IllegalStateException(event + " on rank " + worldRank() + " while " + running
+                    fail(new IllegalStateException(event + " on rank " + rank() + " while " + running
                             + " communicator call(s) still ran on other threads, and they did not end within "
                             + END_WAIT_SECONDS + " s (-Dmn4j.endWaitSeconds): join the threads that communicate"
                             + " before the job ends"));
@@ -110,9 +116,19 @@ final class MpiJob {
         finish();
     }
 
-    /** Marks a communicator operation as started; {@link #leftMpi} marks its end. */
+    /**
+     * Marks a communicator operation as started; {@link #leftMpi} marks its end. Throws, having
+     * marked nothing, once the job is ending: the count is raised before the flag is read, and
+     * {@link #finishWhenCallsEnd} sets the flag before it reads the count, so a call either is
+     * waited for or is refused, never run under finalization.
+     */
     static void enteringMpi() {
         callsInMpi.incrementAndGet();
+        if (ending) {
+            callsInMpi.decrementAndGet();
+            throw new IllegalStateException("mn4j: no communicator call may start on rank " + rank()
+                    + " any more: " + endingBecause + " (join the threads that communicate before the job ends)");
+        }
     }
 
     static void leftMpi() {
@@ -163,7 +179,7 @@ final class MpiJob {
         }
         failing = true;
         // stderr on purpose: the one message that must reach the user even without a logger
-        System.err.println("mn4j: rank " + worldRank() + " failed, ending the job: " + error);
+        System.err.println("mn4j: rank " + rank() + " failed, ending the job: " + error);
         error.printStackTrace(System.err);
         System.err.flush();
         try {
@@ -187,7 +203,7 @@ final class MpiJob {
         }
         if (bodyRunning || callsInMpi.get() > 0) {
             // stderr on purpose, as in fail(): the user must learn why the rank ended
-            System.err.println("mn4j: rank " + worldRank() + ": the JVM is exiting in the middle of the job"
+            System.err.println("mn4j: rank " + rank() + ": the JVM is exiting in the middle of the job"
                     + " (a signal such as mpirun's SIGTERM, or System.exit); MPI is not finalized");
             System.err.flush();
             return;
@@ -195,13 +211,13 @@ final class MpiJob {
         finish();
     }
 
-    /** This process's rank in the world communicator, or -1 before MPI is up (for messages). */
-    private static int worldRank() {
-        try {
-            return MPI.isInitialized() && !MPI.isFinalized() ? MPI.COMM_WORLD.getRank() : -1;
-        } catch (MPIException e) {
-            return -1;
-        }
+    /**
+     * This process's rank in the world communicator as recorded when it was made, -1 before (for
+     * messages: no MPI call, so also while other threads are inside MPI, or after finalization).
+     */
+    private static int rank() {
+        Communicator w = world;
+        return w == null ? -1 : w.rank();
     }
 
     static boolean threadMultiple() {

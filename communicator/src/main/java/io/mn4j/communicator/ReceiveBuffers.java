@@ -107,12 +107,33 @@ final class ReceiveBuffers {
         Block b = take(nbytes);
         long aligned = (b.base + ALIGNMENT - 1) & -ALIGNMENT;
         LENT.put(aligned, b);
+        Tensor t = null;
         try {
-            return torch.from_blob(TensorBytes.at(aligned), shape, RETURN, type.options());
-        } catch (RuntimeException e) {
-            LENT.remove(aligned);
+            t = torch.from_blob(TensorBytes.at(aligned), shape, RETURN, type.options());
+            return t;
+        } finally {
+            if (t == null) {
+                giveBackIfLent(aligned, b);
+            }
+        }
+    }
+
+    /**
+     * Gives {@code b} back unless the deleter already did: LibTorch builds the deleter into the
+     * storage before the tensor, so a failure in between runs it. Matched by identity, since by
+     * then another thread may have the same address, even the same size, lent anew.
+     */
+    private void giveBackIfLent(long aligned, Block b) {
+        boolean[] ours = {false};
+        LENT.computeIfPresent(aligned, (k, v) -> {
+            if (v != b) {
+                return v;
+            }
+            ours[0] = true;
+            return null;
+        });
+        if (ours[0]) {
             giveBack(b);
-            throw e;
         }
     }
 

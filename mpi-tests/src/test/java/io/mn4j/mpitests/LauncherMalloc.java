@@ -11,9 +11,12 @@ import java.util.regex.Pattern;
 /**
  * The malloc settings {@code scripts/mn4j-run} gives programs ({@code scripts/glibc-tunables.sh}),
  * as a launch environment: received tensors then take the path programs take under the launcher
- * (no pool of freed blocks), where the suite's environment otherwise gives glibc's defaults.
+ * (no pool of freed blocks); and glibc's defaults, under which the pool keeps freed blocks.
  */
 public final class LauncherMalloc {
+    /** glibc's own malloc settings, whatever the caller's shell exports (the pool is on). */
+    public static final Map<String, String> GLIBC_DEFAULTS = Map.of("GLIBC_TUNABLES", "");
+
     private LauncherMalloc() {
     }
 

@@ -10,7 +10,7 @@ import org.junit.jupiter.api.TestFactory;
 /**
  * The Communicator under real {@code mpirun} with 1, 2, 3 and 4 ranks: one launch per suite and
  * rank count, one JUnit test per scenario. Point to point and the collectives run at 2 and 4 ranks
- * with the launcher's malloc settings, at 1 and 3 with the environment's, so that both ways of
+ * with the launcher's malloc settings, at 1 and 3 with glibc's defaults, so that both ways of
  * keeping received tensors' memory (with and without the pool) see every scenario.
  */
 class CommunicatorTest {
@@ -18,13 +18,13 @@ class CommunicatorTest {
 
     @TestFactory
     Stream<DynamicNode> pointToPoint() {
-        return Stream.concat(MpiSuiteTests.forRanks(P2pSuite.class, TIMEOUT_SECONDS, 1, 3),
+        return Stream.concat(MpiSuiteTests.forRanks(P2pSuite.class, TIMEOUT_SECONDS, LauncherMalloc.GLIBC_DEFAULTS, 1, 3),
                 MpiSuiteTests.forRanks(P2pSuite.class, TIMEOUT_SECONDS, LauncherMalloc.env(), 2, 4));
     }
 
     @TestFactory
     Stream<DynamicNode> collectives() {
-        return Stream.concat(MpiSuiteTests.forRanks(CollectiveSuite.class, TIMEOUT_SECONDS, 1, 3),
+        return Stream.concat(MpiSuiteTests.forRanks(CollectiveSuite.class, TIMEOUT_SECONDS, LauncherMalloc.GLIBC_DEFAULTS, 1, 3),
                 MpiSuiteTests.forRanks(CollectiveSuite.class, TIMEOUT_SECONDS, LauncherMalloc.env(), 2, 4));
     }
 

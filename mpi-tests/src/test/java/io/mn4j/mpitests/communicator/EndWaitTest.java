@@ -39,6 +39,19 @@ class EndWaitTest {
                 () -> "rank 0 did not say that it waits:\n" + r.describe());
     }
 
+    @ParameterizedTest(name = "ended by {0}, a receive started after the end")
+    @ValueSource(strings = {"run"})
+    void aCallStartedAfterTheEndIsRefused(String ending, @TempDir(cleanup = CleanupMode.ON_SUCCESS) Path dir) throws Exception {
+        MpiLauncher.Result r = MpiLauncher.run(2, EndWaitMain.class.getName(), List.of(dir.toString(), ending, "late"),
+                dir, TIMEOUT_SECONDS);
+        assertFalse(r.timedOut(), () -> "the job hung:\n" + r.describe());
+        assertNotEquals(0, r.exitCode(), () -> "the job ended with 0:\n" + r.describe());
+        assertEquals(EndWaitMain.RECEIVED, Files.readString(dir.resolve("rank-0.received")), r::describe);
+        assertTrue(r.output().contains("no communicator call may start on rank 0 any more: the job's body returned"),
+                () -> "the late call's refusal is missing:\n" + r.describe());
+        assertFalse(r.output().contains("SIGSEGV"), () -> "a rank crashed:\n" + r.describe());
+    }
+
     @ParameterizedTest(name = "ended by {0}, the receive never answered")
     @ValueSource(strings = {"run", "shutdown"})
     void aCallThatDoesNotEndFailsTheJob(String ending, @TempDir(cleanup = CleanupMode.ON_SUCCESS) Path dir) throws Exception {
