@@ -869,7 +869,8 @@ public final class Communicator implements AutoCloseable {
     /**
      * Frees this communicator's MPI resources (not MPI_COMM_WORLD itself). Collective: every rank
      * closes it. Any operation afterwards throws an {@link IllegalStateException}; closing again
-     * does nothing.
+     * does nothing. Once the job is ending ({@link #run}'s body returned, or {@link #shutdown}),
+     * closing only marks it closed: finalization frees its MPI resources.
      */
     @Override
     public synchronized void close() {
@@ -878,12 +879,17 @@ public final class Communicator implements AutoCloseable {
         }
         closed = true;
         p2p.close();
-        for (Intracomm c : owned) {
-            try {
+        if (!MpiJob.enteringMpiUnlessEnding()) {
+            return; // the job is ending: finalization frees the MPI communicators, maybe already did
+        }
+        try {
+            for (Intracomm c : owned) {
                 c.free();
-            } catch (MPIException e) {
-                throw new CommunicationException("freeing a communicator: " + e.getMessage(), e);
             }
+        } catch (MPIException e) {
+            throw new CommunicationException("freeing a communicator: " + e.getMessage(), e);
+        } finally {
+            MpiJob.leftMpi();
         }
     }
 

@@ -131,6 +131,19 @@ final class MpiJob {
         }
     }
 
+    /**
+     * {@link #enteringMpi} for work that has nothing to do once the job is ending (freeing MPI
+     * objects, which finalization frees anyway): false, having marked nothing, instead of throwing.
+     */
+    static boolean enteringMpiUnlessEnding() {
+        callsInMpi.incrementAndGet();
+        if (ending) {
+            callsInMpi.decrementAndGet();
+            return false;
+        }
+        return true;
+    }
+
     static void leftMpi() {
         callsInMpi.decrementAndGet();
     }

@@ -17,7 +17,9 @@ import org.bytedeco.pytorch.global.torch.ScalarType;
  * ({@code ending} = shutdown). With {@code answer} = yes, rank 1 sends after 1.5 s, and the
  * receiving thread writes {@link #RECEIVED} to {@code rank-0.received} if it got what was sent;
  * with late, it then waits half a second and starts a second receive, after the job has ended;
- * with no, rank 1 never sends (rank 0 waits only 3 s for it then).
+ * with no, rank 1 never sends (rank 0 waits only 3 s for it then). With {@code answer} = close,
+ * there is no receive: every rank splits off a communicator and a thread of its own closes it
+ * half a second after the job has ended, then writes {@code rank-R.closed}.
  */
 public final class EndWaitMain {
     static final long[] SHAPE = {1 << 14};
@@ -43,6 +45,19 @@ public final class EndWaitMain {
 
     private static void body(Communicator c, Path dir, String answer) throws Exception {
         c.barrier();
+        if (answer.equals("close")) {
+            Communicator sub = c.split(0, c.rank());
+            new Thread(() -> {
+                try {
+                    Thread.sleep(500);
+                    sub.close();
+                    Files.writeString(dir.resolve("rank-" + c.rank() + ".closed"), "closed");
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }, "end-wait-closer").start();
+            return;
+        }
         if (c.rank() == 0) {
             Thread receiver = new Thread(() -> {
                 try (PointerScope scope = new PointerScope()) {

@@ -52,6 +52,19 @@ class EndWaitTest {
         assertFalse(r.output().contains("SIGSEGV"), () -> "a rank crashed:\n" + r.describe());
     }
 
+    @ParameterizedTest(name = "ended by {0}, a communicator closed after the end")
+    @ValueSource(strings = {"shutdown"})
+    void aCommunicatorClosedAfterTheEndIsLeftToFinalization(String ending, @TempDir(cleanup = CleanupMode.ON_SUCCESS) Path dir)
+            throws Exception {
+        MpiLauncher.Result r = MpiLauncher.run(2, EndWaitMain.class.getName(), List.of(dir.toString(), ending, "close"),
+                dir, TIMEOUT_SECONDS);
+        assertFalse(r.timedOut(), () -> "the job hung:\n" + r.describe());
+        assertEquals(0, r.exitCode(), () -> "the job failed:\n" + r.describe());
+        for (int rank = 0; rank < 2; rank++) {
+            assertTrue(Files.exists(dir.resolve("rank-" + rank + ".closed")), "rank " + rank + " did not close:\n" + r.describe());
+        }
+    }
+
     @ParameterizedTest(name = "ended by {0}, the receive never answered")
     @ValueSource(strings = {"run", "shutdown"})
     void aCallThatDoesNotEndFailsTheJob(String ending, @TempDir(cleanup = CleanupMode.ON_SUCCESS) Path dir) throws Exception {
