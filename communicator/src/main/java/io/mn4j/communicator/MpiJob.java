@@ -123,9 +123,7 @@ final class MpiJob {
      * waited for or is refused, never run under finalization.
      */
     static void enteringMpi() {
-        callsInMpi.incrementAndGet();
-        if (ending) {
-            callsInMpi.decrementAndGet();
+        if (!enteringMpiUnlessEnding()) {
             throw new IllegalStateException("mn4j: no communicator call may start on rank " + rank()
                     + " any more: " + endingBecause + " (join the threads that communicate before the job ends)");
         }
