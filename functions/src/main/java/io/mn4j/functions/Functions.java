@@ -173,14 +173,11 @@ public final class Functions {
         // Before receiving, as the sender claims before sending: both ranks refuse the same message.
         GradientClaim claim = state.nextRecvGradient(name, src, tag);
         int gradTag = claim.tag();
-        Tensor z;
-        try {
-            z = comm.recv(src, tag);
-            refuseList(comm, src, tag, z);
-        } catch (RuntimeException e) {
-            claim.release();
-            throw e;
-        }
+        Tensor z = claim.receive(() -> {
+            Tensor received = comm.recv(src, tag);
+            refuseList(comm, src, tag, received);
+            return received;
+        });
         if (!Tensors.differentiable(z)) {
             claim.release(); // no gradient travels back
             if (delegateOrNull != null) {
@@ -309,13 +306,7 @@ public final class Functions {
         GradientClaim claim = state.nextRecvGradient("recvAll(rank " + comm.rank() + " <- " + src + ", tag " + tag
                 + ")", src, tag); // before receiving, as recv
         int gradTag = claim.tag();
-        List<Tensor> zs;
-        try {
-            zs = receiveList(comm, src, tag);
-        } catch (RuntimeException e) {
-            claim.release();
-            throw e;
-        }
+        List<Tensor> zs = claim.receive(() -> receiveList(comm, src, tag));
         int n = zs.size();
         boolean anyDifferentiable = false;
         torch.ScalarType[] dtypes = new torch.ScalarType[n];

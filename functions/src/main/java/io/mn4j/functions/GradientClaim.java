@@ -3,6 +3,7 @@ package io.mn4j.functions;
 import io.mn4j.functions.autograd.Backward;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import org.bytedeco.pytorch.Tensor;
 
 /**
@@ -29,6 +30,19 @@ final class GradientClaim {
     void release() {
         if (free != null && released.compareAndSet(false, true)) {
             free.run();
+        }
+    }
+
+    /**
+     * Runs the forward receive of the claimed message; gives the tag back if it throws (no
+     * function is made then, so no backward will).
+     */
+    <T> T receive(Supplier<T> receive) {
+        try {
+            return receive.get();
+        } catch (RuntimeException e) {
+            release();
+            throw e;
         }
     }
 
