@@ -27,9 +27,7 @@ class EndWaitTest {
     @ValueSource(strings = {"run", "shutdown"})
     void aCallRunningWhenTheJobEndsIsWaitedFor(String ending, @TempDir(cleanup = CleanupMode.ON_SUCCESS) Path dir)
             throws Exception {
-        MpiLauncher.Result r = MpiLauncher.run(2, EndWaitMain.class.getName(), List.of(dir.toString(), ending, "yes"),
-                dir, TIMEOUT_SECONDS);
-        assertFalse(r.timedOut(), () -> "the job hung:\n" + r.describe());
+        MpiLauncher.Result r = launch(dir, ending, "yes");
         assertEquals(0, r.exitCode(), () -> "the job failed:\n" + r.describe());
         assertTrue(Files.exists(dir.resolve("rank-0.ending")), () -> "rank 0 never ended its body:\n" + r.describe());
         Path received = dir.resolve("rank-0.received");
@@ -42,9 +40,7 @@ class EndWaitTest {
     @ParameterizedTest(name = "ended by {0}, a receive started after the end")
     @ValueSource(strings = {"run"})
     void aCallStartedAfterTheEndIsRefused(String ending, @TempDir(cleanup = CleanupMode.ON_SUCCESS) Path dir) throws Exception {
-        MpiLauncher.Result r = MpiLauncher.run(2, EndWaitMain.class.getName(), List.of(dir.toString(), ending, "late"),
-                dir, TIMEOUT_SECONDS);
-        assertFalse(r.timedOut(), () -> "the job hung:\n" + r.describe());
+        MpiLauncher.Result r = launch(dir, ending, "late");
         assertNotEquals(0, r.exitCode(), () -> "the job ended with 0:\n" + r.describe());
         assertEquals(EndWaitMain.RECEIVED, Files.readString(dir.resolve("rank-0.received")), r::describe);
         assertTrue(r.output().contains("no communicator call may start on rank 0 any more: the job's body returned"),
@@ -56,9 +52,7 @@ class EndWaitTest {
     @ValueSource(strings = {"shutdown"})
     void aCommunicatorClosedAfterTheEndIsLeftToFinalization(String ending, @TempDir(cleanup = CleanupMode.ON_SUCCESS) Path dir)
             throws Exception {
-        MpiLauncher.Result r = MpiLauncher.run(2, EndWaitMain.class.getName(), List.of(dir.toString(), ending, "close"),
-                dir, TIMEOUT_SECONDS);
-        assertFalse(r.timedOut(), () -> "the job hung:\n" + r.describe());
+        MpiLauncher.Result r = launch(dir, ending, "close");
         assertEquals(0, r.exitCode(), () -> "the job failed:\n" + r.describe());
         for (int rank = 0; rank < 2; rank++) {
             assertTrue(Files.exists(dir.resolve("rank-" + rank + ".closed")), "rank " + rank + " did not close:\n" + r.describe());
@@ -68,10 +62,8 @@ class EndWaitTest {
     @ParameterizedTest(name = "ended by {0}, the receive never answered")
     @ValueSource(strings = {"run", "shutdown"})
     void aCallThatDoesNotEndFailsTheJob(String ending, @TempDir(cleanup = CleanupMode.ON_SUCCESS) Path dir) throws Exception {
-        MpiLauncher.Result r = MpiLauncher.run(2, EndWaitMain.class.getName(), List.of(dir.toString(), ending, "no"),
-                dir, TIMEOUT_SECONDS);
+        MpiLauncher.Result r = launch(dir, ending, "no");
         long endedAt = System.currentTimeMillis();
-        assertFalse(r.timedOut(), () -> "the job hung:\n" + r.describe());
         assertNotEquals(0, r.exitCode(), () -> "the job ended with 0:\n" + r.describe());
         assertFalse(Files.exists(dir.resolve("rank-0.received")), () -> "received although nothing was sent:\n" + r.describe());
         assertTrue(r.output().contains("rank 0 failed"), () -> "the failure does not name the rank:\n" + r.describe());
@@ -79,5 +71,13 @@ class EndWaitTest {
                 () -> "the cause is missing:\n" + r.describe());
         double afterEnd = (endedAt - Long.parseLong(Files.readString(dir.resolve("rank-0.ending")).trim())) / 1000.0;
         assertTrue(afterEnd < AFTER_END_LIMIT_SECONDS, () -> "the job took " + afterEnd + " s to end:\n" + r.describe());
+    }
+
+    /** A 2-rank launch of {@link EndWaitMain}, which must not hang. */
+    private static MpiLauncher.Result launch(Path dir, String ending, String answer) throws Exception {
+        MpiLauncher.Result r = MpiLauncher.run(2, EndWaitMain.class.getName(), List.of(dir.toString(), ending, answer),
+                dir, TIMEOUT_SECONDS);
+        assertFalse(r.timedOut(), () -> "the job hung:\n" + r.describe());
+        return r;
     }
 }
