@@ -68,17 +68,7 @@ public final class Datasets {
      */
     public static <D> D loadOnRank(Communicator comm, int rank, Supplier<D> loader) {
         checkRoot(comm, rank);
-        D data = null;
-        RuntimeException failure = null;
-        if (comm.rank() == rank) {
-            try {
-                data = loader.get();
-            } catch (RuntimeException e) {
-                failure = e;
-            }
-        }
-        Agreement.noProblems(comm, "loading the data set", describe(failure), failure);
-        return data;
+        return loadEverywhere(comm, comm.rank() == rank ? loader : () -> null);
     }
 
     /**
