@@ -9,6 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.Device;
 import org.bytedeco.pytorch.FunctionPostHook;
 import org.bytedeco.pytorch.FunctionPreHook;
 import org.bytedeco.pytorch.GradMode;
@@ -330,6 +331,8 @@ public final class CustomFunction {
         final boolean[] differentiable;
         final long[][] inputShapes;
         final torch.ScalarType[] inputTypes;
+        /** The CUDA device index of each input on a GPU, -1 for the others (no native object kept). */
+        final int[] inputCudaDevices;
         final List<Pointer> hooks = new ArrayList<>();
         final List<Long> nodes = new ArrayList<>();
         final Tensor[] gradOut;
@@ -352,12 +355,19 @@ public final class CustomFunction {
             this.differentiable = new boolean[nIn];
             this.inputShapes = new long[nIn][];
             this.inputTypes = new torch.ScalarType[nIn];
+            this.inputCudaDevices = new int[nIn];
             for (int i = 0; i < nIn; i++) {
                 Tensor x = inputs.get(i);
                 differentiable[i] = x != null && x.defined() && x.requires_grad();
+                inputCudaDevices[i] = -1;
                 if (differentiable[i]) {
                     inputShapes[i] = Shapes.of(x);
                     inputTypes[i] = x.scalar_type();
+                    if (x.is_cuda()) {
+                        try (Device d = x.device()) {
+                            inputCudaDevices[i] = d.index();
+                        }
+                    }
                 }
             }
             boolean any = false;
@@ -559,8 +569,13 @@ public final class CustomFunction {
                             + java.util.Arrays.toString(Shapes.of(g)) + " but the input has shape "
                             + java.util.Arrays.toString(ctx.inputShapes[i]));
                 }
-                // The anchor's result is not checked by LibTorch: match the input's dtype here.
-                if (g.scalar_type().value != ctx.inputTypes[i].value) {
+                // The anchor's result is not checked by LibTorch: match the input's dtype and
+                // device here (what comes over MPI is on the CPU; untested on a GPU, none here).
+                if (ctx.inputCudaDevices[i] >= 0) {
+                    try (Device d = new Device(torch.DeviceType.CUDA, (byte) ctx.inputCudaDevices[i])) {
+                        g = g.to(d, ctx.inputTypes[i]);
+                    }
+                } else if (g.scalar_type().value != ctx.inputTypes[i].value) {
                     g = g.to(ctx.inputTypes[i]);
                 }
                 // A wrapper of our own: the backward may return tensors it does not own.
