@@ -33,6 +33,15 @@ class CommunicatorTest {
         return MpiSuiteTests.forRanks(GroupSuite.class, TIMEOUT_SECONDS, 1, 2, 3, 4);
     }
 
+    /**
+     * Nothing left behind by any operation, under the launcher's malloc settings: freed memory
+     * stays mapped there, so memory that is never freed shows as growth.
+     */
+    @TestFactory
+    Stream<DynamicNode> memory() {
+        return MpiSuiteTests.forRanks(MemorySuite.class, TIMEOUT_SECONDS, LauncherMalloc.env(), 1, 2, 3, 4);
+    }
+
     /** Wire.exchange receiving a message it cannot take (needs two ranks; four to have bystanders). */
     @TestFactory
     Stream<DynamicNode> exchangeFailures() {

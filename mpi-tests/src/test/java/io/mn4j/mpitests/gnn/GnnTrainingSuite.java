@@ -11,6 +11,7 @@ import io.mn4j.gnn.train.EpochStats;
 import io.mn4j.mpitests.Check;
 import io.mn4j.mpitests.Scenario;
 import io.mn4j.mpitests.ScenarioSuite;
+import io.mn4j.mpitests.Trend;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -97,7 +98,7 @@ public class GnnTrainingSuite implements ScenarioSuite {
         // of one tensor per epoch makes a slope of its size.
         long settled = rss[RSS_FROM - 1];
         long peak = java.util.Arrays.stream(rss, RSS_FROM - 1, CORA_EPOCHS).max().orElse(settled);
-        double slope = slope(rss, RSS_FROM - 1);
+        double slope = Trend.slope(rss, RSS_FROM - 1);
         check.isTrue("the launch has " + MALLOC_ENV, MALLOC_ENV.entrySet().stream().allMatch(e -> e.getValue().equals(System.getenv(e.getKey()))),
                 "the resident-memory check below is calibrated with " + MALLOC_ENV + " (see GnnTrainingTest)");
         check.isTrue("resident memory stays flat from epoch " + RSS_FROM, slope < RSS_SLOPE_LIMIT,
@@ -154,21 +155,6 @@ public class GnnTrainingSuite implements ScenarioSuite {
             }
         }
         return out;
-    }
-
-    /** Least-squares slope of {@code ys[from..]} against the index, per step. */
-    static double slope(long[] ys, int from) {
-        int n = ys.length - from;
-        double mx = (n - 1) / 2.0, my = 0;
-        for (int i = 0; i < n; i++) {
-            my += ys[from + i] / (double) n;
-        }
-        double sxy = 0, sxx = 0;
-        for (int i = 0; i < n; i++) {
-            sxy += (i - mx) * (ys[from + i] - my);
-            sxx += (i - mx) * (i - mx);
-        }
-        return sxy / sxx;
     }
 
     /** The first epoch with the highest validation accuracy (the model TrainGnn reports). */
