@@ -283,6 +283,12 @@ public final class CustomFunction {
         return g.use_count() == 1 && (!g.has_storage() || g.storage().use_count() == 1);
     }
 
+    private static String deviceOf(Tensor x) {
+        try (Device d = x.device()) {
+            return d.str().getString();
+        }
+    }
+
     private static boolean linkable(Tensor y) {
         return y != null && y.defined() && (y.is_floating_point() || y.is_complex());
     }
@@ -331,8 +337,6 @@ public final class CustomFunction {
         final boolean[] differentiable;
         final long[][] inputShapes;
         final torch.ScalarType[] inputTypes;
-        /** The CUDA device index of each input on a GPU, -1 for the others (no native object kept). */
-        final int[] inputCudaDevices;
         final List<Pointer> hooks = new ArrayList<>();
         final List<Long> nodes = new ArrayList<>();
         final Tensor[] gradOut;
@@ -355,19 +359,18 @@ public final class CustomFunction {
             this.differentiable = new boolean[nIn];
             this.inputShapes = new long[nIn][];
             this.inputTypes = new torch.ScalarType[nIn];
-            this.inputCudaDevices = new int[nIn];
             for (int i = 0; i < nIn; i++) {
                 Tensor x = inputs.get(i);
                 differentiable[i] = x != null && x.defined() && x.requires_grad();
-                inputCudaDevices[i] = -1;
                 if (differentiable[i]) {
+                    // The graph is linked through CPU tensors (the pins, and outputs as the
+                    // Communicator returns them): LibTorch would refuse a GPU input less clearly.
+                    if (!x.is_cpu()) {
+                        throw new IllegalArgumentException(name + ": input " + i + " is on " + deviceOf(x)
+                                + "; mn4j's differentiable functions take CPU tensors: pass x.cpu() (differentiable)");
+                    }
                     inputShapes[i] = Shapes.of(x);
                     inputTypes[i] = x.scalar_type();
-                    if (x.is_cuda()) {
-                        try (Device d = x.device()) {
-                            inputCudaDevices[i] = d.index();
-                        }
-                    }
                 }
             }
             boolean any = false;
@@ -569,13 +572,8 @@ public final class CustomFunction {
                             + java.util.Arrays.toString(Shapes.of(g)) + " but the input has shape "
                             + java.util.Arrays.toString(ctx.inputShapes[i]));
                 }
-                // The anchor's result is not checked by LibTorch: match the input's dtype and
-                // device here (what comes over MPI is on the CPU; untested on a GPU, none here).
-                if (ctx.inputCudaDevices[i] >= 0) {
-                    try (Device d = new Device(torch.DeviceType.CUDA, (byte) ctx.inputCudaDevices[i])) {
-                        g = g.to(d, ctx.inputTypes[i]);
-                    }
-                } else if (g.scalar_type().value != ctx.inputTypes[i].value) {
+                // The anchor's result is not checked by LibTorch: match the input's dtype here.
+                if (g.scalar_type().value != ctx.inputTypes[i].value) {
                     g = g.to(ctx.inputTypes[i]);
                 }
                 // A wrapper of our own: the backward may return tensors it does not own.

@@ -14,6 +14,7 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.Device;
 import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
@@ -53,6 +54,15 @@ class CustomFunctionTest {
         assertEquals(0, maxDiff(y, x.detach().mul(new Scalar(3.0))));
         y.mul(c).sum().backward();
         assertEquals(0, maxDiff(x.grad(), c.mul(new Scalar(3.0))));
+    }
+
+    @Test
+    void anInputOffTheCpuIsRefusedNamingItsDevice() {
+        // A meta tensor stands in for a GPU one: LibTorch's CPU build has no CUDA device.
+        Tensor onMeta = torch.empty(new long[] {5}, new TensorOptions(new Device("meta")), null).requires_grad_(true);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> triple(onMeta));
+        assertTrue(e.getMessage().contains("triple: input 0 is on meta"), e.getMessage());
+        assertTrue(e.getMessage().contains("take CPU tensors"), e.getMessage());
     }
 
     @Test
