@@ -15,8 +15,9 @@ import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.global.torch;
 
 /**
- * A tour of the {@link Communicator}, one call of each kind on any number of ranks, each result
- * checked against what it must be: the README's example, runnable.
+ * A tour of the {@link Communicator} on any number of ranks: point to point, every collective
+ * (allocating and into existing tensors), a split, objects, the model helpers and the counters,
+ * each result checked against what it must be. The README's example, as a program.
  *
  * <pre>
  *   scripts/mn4j-run -np 3 io.mn4j.examples.CommunicatorTour
@@ -130,8 +131,12 @@ public final class CommunicatorTour {
         if (ranks != n || !names.get(n - 1).equals("rank " + (n - 1))) {
             throw new IllegalStateException("objects: " + ranks + " ranks counted, names " + names);
         }
-        List<String> problems = world.problemsOnRanks(null);
+        List<String> problems = world.problemsOnRanks(rank == n - 1 && n > 1 ? "a test problem" : null);
         String differs = world.disagreement(rank == 0 ? "the first" : "another");
+        if (!problems.equals(n > 1 ? List.of("rank " + (n - 1) + ": a test problem") : List.of())
+                || (differs == null) != (n == 1)) {
+            throw new IllegalStateException("problemsOnRanks gave " + problems + ", disagreement " + differs);
+        }
         say.line("objects: %s; problems %s; disagreement %s", names, problems, n == 1 ? "none" : differs);
 
         // Models: the same initial parameters everywhere, then gradients averaged.

@@ -6,6 +6,7 @@ import io.mn4j.communicator.ReduceOp;
 import io.mn4j.communicator.SendHandle;
 import io.mn4j.examples.support.Memory;
 import io.mn4j.mpitests.Check;
+import io.mn4j.mpitests.LauncherMalloc;
 import io.mn4j.mpitests.Scenario;
 import io.mn4j.mpitests.ScenarioSuite;
 import io.mn4j.mpitests.Trend;
@@ -60,6 +61,8 @@ public class MemorySuite implements ScenarioSuite {
             objects[k] = Pointer.totalCount();
             rss[k] = Memory.rssBytes();
         }
+        check.equal("the launch's GLIBC_TUNABLES (the memory check is calibrated with the launcher's)",
+                LauncherMalloc.env().get("GLIBC_TUNABLES"), System.getenv("GLIBC_TUNABLES"));
         long settled = objects[WARM_UP];
         long most = Arrays.stream(objects, WARM_UP, ROUNDS).max().orElse(settled);
         check.isTrue("live JavaCPP objects after round " + WARM_UP + " stay as many", most <= settled + OBJECTS_SLACK,
@@ -110,7 +113,7 @@ public class MemorySuite implements ScenarioSuite {
             c.allgatherInto(x, allInto);
             List<Tensor> parts = new ArrayList<>();
             for (int p = 0; p < n; p++) {
-                parts.add(filled(len, rank));
+                parts.add(filled(len, 10 * rank + p)); // from this rank to rank p
             }
             List<Tensor> exchanged = c.alltoall(parts);
             Tensor blocks = filled(n * len, rank);
@@ -125,19 +128,24 @@ public class MemorySuite implements ScenarioSuite {
                 check.close("bcast", k, b.get(0).item_double(), 0);
                 check.close("allgather", n - 1 + k, all.get(n - 1).get(0).item_double(), 0);
                 check.close("allgatherInto", n - 1 + k, allInto.get(n * len - 1).item_double(), 0);
-                check.close("alltoall", n - 1, exchanged.get(n - 1).get(0).item_double(), 0);
+                check.close("alltoall", 10 * (n - 1) + rank, exchanged.get(n - 1).get(0).item_double(), 0);
                 check.close("alltoallInto", n - 1, exchangedInto.get(n * len - 1).item_double(), 0);
-                check.close("scatter", 0, part.get(0).item_double(), 0);
+                check.close("scatter", rank, part.get(0).item_double(), 0);
                 check.close("allreduce", n * (n - 1) / 2.0 + n * k, sum.get(0).item_double(), 0);
                 check.close("allreduceInto MAX", n - 1 + k, into.get(0).item_double(), 0);
                 check.equal("gather at 0", rank == 0 ? n : 0, gathered.size());
                 check.equal("reduce at the last rank", rank == n - 1, reduced != null && reduced.defined());
             }
         }
-        String said = "round " + k;
-        if (n > 1) {
-            c.sendObj(said, next, 3);
-            said = c.recvObj(prev, 3);
+        String said = "round " + k + " from " + prev;
+        if (n > 1) { // blocking: rank 0 sends first, the others receive first, so none waits on a send
+            if (rank == 0) {
+                c.sendObj("round " + k + " from " + rank, next, 3);
+                said = c.recvObj(prev, 3);
+            } else {
+                said = c.recvObj(prev, 3);
+                c.sendObj("round " + k + " from " + rank, next, 3);
+            }
         }
         int ranks = c.allreduceObj(1, Integer::sum);
         List<Integer> ranksSeen = c.allgatherObj(rank);
@@ -148,7 +156,7 @@ public class MemorySuite implements ScenarioSuite {
         }
         c.barrier();
         if (k % 50 == 0) {
-            check.equal("recvObj", "round " + k, said);
+            check.equal("recvObj", "round " + k + " from " + prev, said);
             check.equal("allreduceObj", n, ranks);
             check.equal("allgatherObj", n, ranksSeen.size());
             check.equal("bcastObj", "zero", root);
