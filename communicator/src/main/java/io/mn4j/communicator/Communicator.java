@@ -457,7 +457,7 @@ public final class Communicator implements AutoCloseable {
         List<Tensor> out = call("gather", () -> {
             agreeOnRoot("gather", root);
             Outgoing mine = Outgoing.one(x, only(root));
-            Wire.Exchanged got = collective.exchange(mine, only(root), rank == root ? everyone() : nobody(), "gather");
+            Wire.Exchanged got = collective.exchange(mine, only(root), rank == root ? everyone : nobody, "gather");
             throwIfInvalid("gather", () -> "every rank must pass a tensor that can be sent", got, mine);
             return rank == root ? Arrays.asList(got.tensors()) : List.<Tensor>of();
         });
@@ -469,9 +469,9 @@ public final class Communicator implements AutoCloseable {
     /** Every rank gets every rank's tensor (shapes may differ), in rank order. */
     public List<Tensor> allgather(Tensor x) {
         long t0 = System.nanoTime();
-        Outgoing mine = Outgoing.one(x, everyone());
+        Outgoing mine = Outgoing.one(x, everyone);
         List<Tensor> out = call("allgather", () -> {
-            Wire.Exchanged got = collective.exchange(mine, everyone(), everyone(), "allgather");
+            Wire.Exchanged got = collective.exchange(mine, everyone, everyone, "allgather");
             throwIfInvalid("allgather", () -> "every rank must pass a tensor that can be sent", got, mine);
             return Arrays.asList(got.tensors());
         });
@@ -575,7 +575,7 @@ public final class Communicator implements AutoCloseable {
         long t0 = System.nanoTime();
         Outgoing mine = Outgoing.perRank(xs, size);
         List<Tensor> out = call("alltoall", () -> {
-            Wire.Exchanged got = collective.exchange(mine, everyone(), everyone(), "alltoall");
+            Wire.Exchanged got = collective.exchange(mine, everyone, everyone, "alltoall");
             throwIfInvalid("alltoall", () -> "every rank must pass one tensor per rank (" + size + "), each one that can be sent",
                     got, mine);
             return Arrays.asList(got.tensors());
@@ -596,7 +596,7 @@ public final class Communicator implements AutoCloseable {
         Outgoing mine = rank == root ? Outgoing.perRank(xs, size) : Outgoing.nothing(size);
         Tensor out = call("scatter", () -> {
             agreeOnRoot("scatter", root);
-            Wire.Exchanged got = collective.exchange(mine, rank == root ? everyone() : nobody(), only(root), "scatter");
+            Wire.Exchanged got = collective.exchange(mine, rank == root ? everyone : nobody, only(root), "scatter");
             throwIfInvalid("scatter", () -> "root rank " + root + " must pass one tensor per rank (" + size
                     + "), each one that can be sent", got, mine);
             return got.tensors()[root];
@@ -1045,15 +1045,7 @@ public final class Communicator implements AutoCloseable {
         return a != null ? a : b;
     }
 
-    /** Exchange masks (read only): every rank, no rank, one rank. */
-    private boolean[] everyone() {
-        return everyone;
-    }
-
-    private boolean[] nobody() {
-        return nobody;
-    }
-
+    /** The exchange mask of one rank ({@link #everyone} and {@link #nobody} are made once). */
     private boolean[] only(int r) {
         boolean[] one = new boolean[size];
         one[r] = true;
