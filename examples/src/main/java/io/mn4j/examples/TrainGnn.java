@@ -81,9 +81,11 @@ public final class TrainGnn implements Callable<Integer> {
     @Option(names = "--model", paramLabel = "gcn|sage|gat", description = "Layer kind (default: ${DEFAULT-VALUE}).")
     String model = "gcn";
 
-    @Option(names = "--mode", paramLabel = "sar|sequential|oneshot",
+    @Option(names = "--mode", paramLabel = "sar|sequential|oneshot|pipelined",
             description = "How layers fetch remote neighbours: sar (one shard at a time, recomputed in backward), sequential "
-                    + "(the same ring, autograd graph kept), oneshot (one exchange of all boundary rows per layer). Default: ${DEFAULT-VALUE}.")
+                    + "(the same ring, autograd graph kept), oneshot (one exchange of all boundary rows per layer), pipelined "
+                    + "(PipeGCN: oneshot with the previous epoch's boundary rows and gradients, this epoch's sent meanwhile). "
+                    + "Default: ${DEFAULT-VALUE}.")
     String mode = "sar";
 
     @Option(names = "--partitions", paramLabel = "DIR",
@@ -172,7 +174,8 @@ public final class TrainGnn implements Callable<Integer> {
             case "sar": return AggregationMode.SAR;
             case "sequential": return AggregationMode.SEQUENTIAL;
             case "oneshot": return AggregationMode.ONE_SHOT;
-            default: throw new IllegalArgumentException("unknown --mode '" + m + "' (sar, sequential, oneshot)");
+            case "pipelined": case "pipegcn": return AggregationMode.PIPELINED;
+            default: throw new IllegalArgumentException("unknown --mode '" + m + "' (sar, sequential, oneshot, pipelined)");
         }
     }
 

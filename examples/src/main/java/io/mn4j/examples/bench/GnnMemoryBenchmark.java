@@ -211,7 +211,8 @@ public final class GnnMemoryBenchmark implements Callable<Integer> {
                 case "sar": case "1": return AggregationMode.SAR;
                 case "sequential": case "2": return AggregationMode.SEQUENTIAL;
                 case "one-shot": case "oneshot": case "one_shot": case "3": return AggregationMode.ONE_SHOT;
-                default: throw new CommandLine.ParameterException(new CommandLine(this), "unknown mode '" + mode + "' (sar, sequential, one-shot)");
+                case "pipelined": case "4": return AggregationMode.PIPELINED;
+                default: throw new CommandLine.ParameterException(new CommandLine(this), "unknown mode '" + mode + "' (sar, sequential, one-shot, pipelined)");
             }
         }
 

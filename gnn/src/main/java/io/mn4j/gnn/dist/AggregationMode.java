@@ -11,5 +11,14 @@ public enum AggregationMode {
     /** Mode 2 (SAR's {@code disable_sr}): the same ring, keeping the autograd graph; no recomputation. */
     SEQUENTIAL,
     /** Mode 3: one exchange of all boundary rows per layer, aggregated over the whole partition graph. */
-    ONE_SHOT
+    ONE_SHOT,
+    /**
+     * Mode 4, PipeGCN's pipelined stale exchange: mode 3, except that the training passes read the
+     * boundary rows (and, in backward, their gradients) that partners sent one epoch earlier, while
+     * this epoch's go out without waiting; communication overlaps computation at the cost of one
+     * epoch of staleness. The first epoch is exact (it waits), the second reads the first's rows;
+     * passes without autograd (evaluation) read fresh rows. Needs
+     * {@link GraphShardManager#nextEpoch()} at the start of every training epoch.
+     */
+    PIPELINED
 }

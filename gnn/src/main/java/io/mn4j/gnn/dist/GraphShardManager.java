@@ -54,6 +54,8 @@ public final class GraphShardManager implements AutoCloseable {
     private static final int TAG_FORWARD = 11;
     private static final int TAG_BACKWARD = 12;
     private static final int TAG_REFETCH = 13;
+    /** Pipelined aggregation k sends its rows under this tag plus 2k, their gradients plus 2k+1. */
+    private static final int TAG_PIPELINE = 100;
 
     private final Communicator comm;
     private final int rank;
@@ -76,6 +78,10 @@ public final class GraphShardManager implements AutoCloseable {
     private final GradientBridge.Registry bridges = new GradientBridge.Registry();
     private AggregationMode mode = AggregationMode.SAR;
     private int prefetchDepth = 1;
+    /** PIPELINED mode: the exchanges of each training aggregation of an epoch, in call order. */
+    private final List<StaleExchange[]> pipeline = new ArrayList<>();
+    /** The next training aggregation's index in {@link #pipeline}; -1 until {@link #nextEpoch}. */
+    private int pipelineCall = -1;
 
     /**
      * Builds the shards of this rank. Collective over {@code world}.
@@ -265,6 +271,17 @@ public final class GraphShardManager implements AutoCloseable {
         return this;
     }
 
+    /**
+     * Marks the start of a training epoch (one forward and backward pass). In
+     * {@link AggregationMode#PIPELINED} mode the k-th training aggregation of an epoch reads the
+     * rows (and, in backward, the gradients) that the k-th of the previous epoch sent; other modes
+     * ignore it. Collective, like the aggregations.
+     */
+    public GraphShardManager nextEpoch() {
+        pipelineCall = 0;
+        return this;
+    }
+
     /** Remote blocks fetched ahead of the one being aggregated (SAR and sequential modes). */
     public GraphShardManager prefetchDepth(int depth) {
         this.prefetchDepth = Math.max(0, depth);
@@ -351,6 +368,7 @@ public final class GraphShardManager implements AutoCloseable {
      */
     public Tensor aggregate(Tensor x, EdgeNorm norm) {
         checkRows(x, "aggregate");
+        readsStaleRows(x);
         // Temporaries of this call (fetched blocks, partial sums, proxies) are released when it
         // returns; only the result and what autograd saved live on. Without this, every one of
         // them would live until the caller's scope closes (an epoch) or the GC runs.
@@ -371,6 +389,7 @@ public final class GraphShardManager implements AutoCloseable {
             } else {
                 switch (mode) {
                     case ONE_SHOT:
+                    case PIPELINED:
                         out = local.add(oneShotSum(x, norm));
                         break;
                     default:
@@ -485,10 +504,97 @@ public final class GraphShardManager implements AutoCloseable {
         });
     }
 
-    /** Mode 3 for sums: one exchange of boundary rows, one aggregation over all of them. */
+    /** Modes 3 and 4 for sums: one exchange of boundary rows, one aggregation over all of them. */
     private Tensor oneShotSum(Tensor x, EdgeNorm norm) {
-        Tensor halo = fetchAllBoundaryRows(x);
-        return haloGraph(norm).apply(halo);
+        return haloGraph(norm).apply(boundaryRows(x));
+    }
+
+    /**
+     * The remote rows this rank reads, in partner order: fresh, or one epoch stale in the
+     * training passes of {@link AggregationMode#PIPELINED} mode (where {@code x} takes part in
+     * autograd; evaluation without autograd reads fresh rows).
+     */
+    private Tensor boundaryRows(Tensor x) {
+        return readsStaleRows(x) ? staleBoundaryRows(x) : fetchAllBoundaryRows(x);
+    }
+
+    /**
+     * Whether an aggregation of {@code x} is a pipelined training pass: PIPELINED mode, with
+     * {@code x} in autograd's graph. Checked on one rank too, where nothing is stale, so that a
+     * program missing {@link #nextEpoch} fails at once, not when it first runs on several ranks.
+     */
+    private boolean readsStaleRows(Tensor x) {
+        boolean stale = mode == AggregationMode.PIPELINED && x.requires_grad() && org.bytedeco.pytorch.GradMode.is_enabled();
+        if (stale && pipelineCall < 0) {
+            throw new IllegalStateException("rank " + rank + ": PIPELINED aggregation in a training pass before nextEpoch(): "
+                    + "call graph.nextEpoch() at the start of every training epoch (FullGraphTrainer does)");
+        }
+        return stale;
+    }
+
+    /**
+     * PipeGCN's boundary rows: what every partner sent in the previous epoch's matching
+     * aggregation, while this epoch's rows of {@code x} go out to be read in the next. In backward
+     * the same holds for their gradients: the rows' gradients are sent home, and {@code x} gets
+     * the gradients its partners sent the epoch before. The first epoch exchanges and waits, so it
+     * is exact, and the second reads the first's rows and gradients again.
+     */
+    private Tensor staleBoundaryRows(Tensor x) {
+        StaleExchange[] slot = nextPipelineSlot();
+        Tensor data = x.detach();
+        Tensor[] rows = new Tensor[parts];
+        for (int p = 0; p < parts; p++) {
+            if (p != rank) {
+                rows[p] = data.index_select(0, shards[p].sendRows);
+            }
+        }
+        Tensor[] got = slot[0].exchange(rows);
+        long width = x.size(1);
+        torch.ScalarType type = Tensors.type(x);
+        List<Tensor> remote = new ArrayList<>(parts - 1);
+        for (int p = 0; p < parts; p++) {
+            if (p != rank) {
+                if (got[p].size(1) != width || Tensors.type(got[p]) != type) {
+                    throw new IllegalStateException("rank " + rank + ": pipelined aggregation " + (pipelineCall - 1)
+                            + " of the epoch has rows [" + numLocal + ", " + width + "] " + type + " but rank " + p + " sent "
+                            + Tensors.shapeString(got[p]) + " " + Tensors.type(got[p]) + " for it the epoch before: in PIPELINED "
+                            + "mode the k-th training aggregation of every epoch must take rows of one width and dtype");
+                }
+                remote.add(got[p]);
+            }
+        }
+        Tensor halo = cat(remote);
+        return CustomFunction.apply("stale boundary rows", List.of(x), List.of(halo), grads -> {
+            Tensor g = grads.get(0);
+            Tensor[] back = new Tensor[parts];
+            long offset = 0;
+            for (int p = 0; p < parts; p++) {
+                if (p != rank) {
+                    long n = shards[p].numNeeded();
+                    back[p] = g != null ? g.narrow(0, offset, n) : torch.zeros(new long[] {n, width}, new TensorOptions(type));
+                    offset += n;
+                }
+            }
+            Tensor[] stale = slot[1].exchange(back);
+            Tensor into = torch.zeros(new long[] {numLocal, width}, new TensorOptions(type));
+            for (int p = 0; p < parts; p++) {
+                if (p != rank) {
+                    try (Tensor typed = stale[p].to(type)) {
+                        into.index_add_(0, shards[p].sendRows, typed);
+                    }
+                }
+            }
+            return List.of(into);
+        }, CustomFunction.Schedule.NATURAL, this).outputs().get(0);
+    }
+
+    /** The exchanges of this epoch's next training aggregation (new ones the first epoch). */
+    private StaleExchange[] nextPipelineSlot() {
+        if (pipelineCall == pipeline.size()) {
+            int tag = TAG_PIPELINE + 2 * pipelineCall;
+            pipeline.add(new StaleExchange[] {new StaleExchange(comm, tag), new StaleExchange(comm, tag + 1)});
+        }
+        return pipeline.get(pipelineCall++);
     }
 
     /**
@@ -522,6 +628,7 @@ public final class GraphShardManager implements AutoCloseable {
     public Tensor aggregate(Tensor dst, Tensor src, ShardOperator op) {
         checkRows(dst, "aggregate");
         checkRows(src, "aggregate");
+        readsStaleRows(src);
         Csr local = op.selfLoops() ? localEdgesWithSelfLoops() : shards[rank].edges;
         // As in aggregate(x, norm): mode 2 bridges the fetched rows' gradients home, so it needs
         // src to require grad; otherwise mode 1, which bridges whatever does (dst, parameters).
@@ -530,10 +637,10 @@ public final class GraphShardManager implements AutoCloseable {
         PointerScope outer = PointerScope.getInnerScope();
         try (PointerScope scope = new PointerScope()) {
             Tensor out;
-            if (mode == AggregationMode.ONE_SHOT) {
+            if (mode == AggregationMode.ONE_SHOT || mode == AggregationMode.PIPELINED) {
                 List<Tensor> state = op.shard(local, dst, op.sources(src));
                 if (parts > 1) {
-                    state = op.combine(state, op.shard(haloGraph(EdgeNorm.SUM).matrix(), dst, op.sources(fetchAllBoundaryRows(src))));
+                    state = op.combine(state, op.shard(haloGraph(EdgeNorm.SUM).matrix(), dst, op.sources(boundaryRows(src))));
                 }
                 out = op.finish(state);
             } else if (mode == AggregationMode.SEQUENTIAL && srcGraph) {
@@ -1063,6 +1170,11 @@ public final class GraphShardManager implements AutoCloseable {
 
     @Override
     public void close() {
+        for (StaleExchange[] slot : pipeline) {
+            slot[0].close();
+            slot[1].close();
+        }
+        pipeline.clear();
         for (Shard s : shards) {
             s.close();
         }

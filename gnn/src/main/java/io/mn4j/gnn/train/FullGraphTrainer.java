@@ -56,6 +56,7 @@ public final class FullGraphTrainer {
         long t0 = System.nanoTime();
         long bytes0 = comm.stats().totalBytesSent() + graph.communicator().stats().totalBytesSent();
         model.train(true);
+        graph.nextEpoch();
         optimizer.zero_grad();
         Tensor out = model.forward(graph, nodes.features(), true);
         Tensor logp = torch.log_softmax(out.index_select(0, trainIdx), 1);

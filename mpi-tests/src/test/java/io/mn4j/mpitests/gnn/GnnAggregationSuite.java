@@ -3,10 +3,13 @@ package io.mn4j.mpitests.gnn;
 import io.mn4j.gnn.dist.AggregationMode;
 import io.mn4j.gnn.dist.EdgeNorm;
 import io.mn4j.gnn.dist.GraphShardManager;
+import io.mn4j.communicator.Communicator;
+import io.mn4j.mpitests.Check;
 import io.mn4j.mpitests.Scenario;
 import io.mn4j.mpitests.ScenarioSuite;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
 
@@ -18,7 +21,7 @@ public class GnnAggregationSuite implements ScenarioSuite {
     @Override
     public Map<String, Scenario> scenarios() {
         Map<String, Scenario> s = new LinkedHashMap<>();
-        for (AggregationMode mode : AggregationMode.values()) {
+        for (AggregationMode mode : Modes.exact()) {
             for (boolean isolated : new boolean[] {false, true}) {
                 s.put("sums " + mode + (isolated ? " with isolated nodes" : ""), (c, check) -> {
                     RandomPartitionedGraph g = new RandomPartitionedGraph(47, 160, c.size(), 5, isolated);
@@ -43,6 +46,74 @@ public class GnnAggregationSuite implements ScenarioSuite {
                 });
             }
         }
+        s.put("sums PIPELINED: epoch t reads the boundary rows and gradients of epoch t-1", GnnAggregationSuite::pipelinedSums);
+        s.put("sums PIPELINED: clear errors for a training pass before nextEpoch() and for rows that change width",
+                GnnAggregationSuite::pipelinedMisuse);
         return s;
+    }
+
+    private static final int PIPELINE_EPOCHS = 4;
+
+    /**
+     * Four epochs with new features and output weights each: with M split into the edges inside
+     * partitions (M_in) and across them (M_cross), epoch t must compute
+     * {@code M_in·x_t + M_cross·x_(t-1)} and the gradient {@code M_inᵀ·r_t + M_crossᵀ·r_(t-1)}
+     * (epoch 0 reads its own rows: x_(-1) = x_0), and a pass without autograd {@code M·x_t}.
+     */
+    private static void pipelinedSums(Communicator c, Check check) {
+        RandomPartitionedGraph g = new RandomPartitionedGraph(47, 160, c.size(), 5, false);
+        Tensor inside = g.samePartition();
+        for (EdgeNorm norm : EdgeNorm.values()) {
+            for (torch.ScalarType type : new torch.ScalarType[] {torch.ScalarType.Double, torch.ScalarType.Float}) {
+                double tol = type == torch.ScalarType.Double ? 1e-10 : 1e-5;
+                Tensor dense = g.dense(norm);
+                Tensor mIn = dense.mul(inside).to(type);
+                Tensor mCross = dense.sub(dense.mul(inside)).to(type);
+                try (GraphShardManager m = GraphShardManager.build(c, g.offsets, g.localInEdges(c.rank())).mode(AggregationMode.PIPELINED)) {
+                    for (int t = 0; t < PIPELINE_EPOCHS; t++) {
+                        int before = Math.max(t - 1, 0);
+                        Tensor x = RandomPartitionedGraph.values(20 + t, type, g.n, 5);
+                        Tensor r = RandomPartitionedGraph.values(40 + t, type, g.n, 5);
+                        Tensor xBefore = RandomPartitionedGraph.values(20 + before, type, g.n, 5);
+                        Tensor rBefore = RandomPartitionedGraph.values(40 + before, type, g.n, 5);
+                        Tensor outRef = mIn.matmul(x).add(mCross.matmul(xBefore));
+                        Tensor gradRef = mIn.t().matmul(r).add(mCross.t().matmul(rBefore));
+                        m.nextEpoch();
+                        Tensor xLocal = g.slice(x, c.rank()).clone().set_requires_grad(true);
+                        Tensor out = m.aggregate(xLocal, norm);
+                        out.mul(g.slice(r, c.rank())).sum().backward();
+                        String k = norm + " " + type + " epoch " + t;
+                        check.tensorsClose(k + " forward", g.slice(outRef, c.rank()), out, tol);
+                        check.tensorsClose(k + " grad x", g.slice(gradRef, c.rank()), xLocal.grad(), tol);
+                        try (NoGradGuard off = new NoGradGuard()) {
+                            check.tensorsClose(k + " without autograd: fresh rows", g.slice(dense.to(type).matmul(x), c.rank()),
+                                    m.aggregate(g.slice(x, c.rank()), norm), tol);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    private static void pipelinedMisuse(Communicator c, Check check) {
+        RandomPartitionedGraph g = new RandomPartitionedGraph(47, 160, c.size(), 5, false);
+        try (GraphShardManager m = GraphShardManager.build(c, g.offsets, g.localInEdges(c.rank())).mode(AggregationMode.PIPELINED)) {
+            Tensor x = g.slice(RandomPartitionedGraph.values(3, torch.ScalarType.Double, g.n, 5), c.rank());
+            check.throwsWith("a training pass before nextEpoch()", () -> m.aggregate(x.clone().set_requires_grad(true), EdgeNorm.SUM),
+                    "rank " + c.rank(), "before nextEpoch()", "call graph.nextEpoch()");
+            m.nextEpoch();
+            m.aggregate(x.clone().set_requires_grad(true), EdgeNorm.SUM).sum().backward();
+            m.nextEpoch();
+            Tensor narrower = x.narrow(1, 0, 3).clone().set_requires_grad(true);
+            if (c.size() > 1) {
+                check.throwsWith("rows narrower than the epoch before", () -> m.aggregate(narrower, EdgeNorm.SUM),
+                        "rank " + c.rank(), "pipelined aggregation 0", "[" + g.rows(c.rank()) + ", 3] Double", "sent [", ", 5] Double",
+                        "one width and dtype");
+            } else {
+                // One rank reads no remote rows: nothing is stale, any width goes.
+                m.aggregate(narrower, EdgeNorm.SUM).sum().backward();
+                check.equal("one rank: the narrower rows aggregate", 3L, narrower.grad().size(1));
+            }
+        }
     }
 }

@@ -42,7 +42,7 @@ public class GnnLayerSuite implements ScenarioSuite {
     @Override
     public Map<String, Scenario> scenarios() {
         Map<String, Scenario> s = new LinkedHashMap<>();
-        for (AggregationMode mode : AggregationMode.values()) {
+        for (AggregationMode mode : Modes.exact()) {
             s.put("GCNConv " + mode, (c, check) -> layer(c, check, mode, () -> new GCNConv(IN, 4),
                     (m, x) -> ((GCNConv) m).forward(graph(c, mode), x), GnnLayerSuite::gcnRef));
             s.put("SAGEConv " + mode, (c, check) -> layer(c, check, mode, () -> new SAGEConv(IN, 4),
@@ -50,7 +50,7 @@ public class GnnLayerSuite implements ScenarioSuite {
             s.put("GATConv " + mode, (c, check) -> layer(c, check, mode, () -> new GATConv(IN, CH, HEADS),
                     (m, x) -> ((GATConv) m).forward(graph(c, mode), x), GnnLayerSuite::gatRef));
         }
-        for (AggregationMode mode : AggregationMode.values()) {
+        for (AggregationMode mode : Modes.exact()) {
             // Under grad mode, but with nothing (or only some tensors) to differentiate.
             s.put("GATConv " + mode + ", frozen, input without grad", (c, check) -> frozenGat(c, check, mode, Trainable.NONE));
             s.put("GATConv " + mode + ", only the attention vectors trainable, input without grad",
@@ -77,7 +77,7 @@ public class GnnLayerSuite implements ScenarioSuite {
         s.put("3-layer GAT model SAR, 7 edges per step", (c, check) -> inPieces(c, 7,
                 () -> model(c, check, GnnModel.Kind.GAT, AggregationMode.SAR)));
         for (GnnModel.Kind kind : GnnModel.Kind.values()) {
-            for (AggregationMode mode : AggregationMode.values()) {
+            for (AggregationMode mode : Modes.exact()) {
                 s.put("3-layer " + kind + " model " + mode, (c, check) -> model(c, check, kind, mode));
             }
         }

@@ -103,6 +103,25 @@ final class RandomPartitionedGraph {
         return matrix(a);
     }
 
+    /** The n×n mask (double) of the pairs v←u whose nodes one partition owns: edges no exchange carries. */
+    Tensor samePartition() {
+        double[] a = new double[n * n];
+        for (int v = 0; v < n; v++) {
+            for (int u = 0; u < n; u++) {
+                a[v * n + u] = owner(v) == owner(u) ? 1 : 0;
+            }
+        }
+        return matrix(a);
+    }
+
+    private int owner(long node) {
+        int p = 0;
+        while (node >= offsets[p + 1]) {
+            p++;
+        }
+        return p;
+    }
+
     /** Edge counts v←u with stored self-loops replaced by one per node (GAT's neighbourhoods). */
     Tensor countsWithOneSelfLoop() {
         double[] a = new double[n * n];
