@@ -265,8 +265,14 @@ public final class GraphShardManager implements AutoCloseable {
         return mode;
     }
 
-    /** Chooses the aggregation mode; every rank must choose the same. */
+    /**
+     * Chooses the aggregation mode; every rank must choose the same. Collective: it also ends the
+     * pipeline of {@link AggregationMode#PIPELINED} mode (it takes the rows and gradients still in
+     * flight and forgets the stale ones), so that after it the next training epoch, which
+     * {@link #nextEpoch} starts, is exact again, whatever model ran before.
+     */
     public GraphShardManager mode(AggregationMode m) {
+        closePipeline();
         this.mode = m;
         return this;
     }
@@ -1168,13 +1174,18 @@ public final class GraphShardManager implements AutoCloseable {
         }
     }
 
-    @Override
-    public void close() {
+    private void closePipeline() {
         for (StaleExchange[] slot : pipeline) {
             slot[0].close();
             slot[1].close();
         }
         pipeline.clear();
+        pipelineCall = -1;
+    }
+
+    @Override
+    public void close() {
+        closePipeline();
         for (Shard s : shards) {
             s.close();
         }

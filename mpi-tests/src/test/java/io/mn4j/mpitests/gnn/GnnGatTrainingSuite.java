@@ -31,6 +31,7 @@ public class GnnGatTrainingSuite extends GnnTrainingSuite {
         for (AggregationMode mode : Modes.exact()) {
             s.put("GAT on Cora in " + mode + " reaches 79% test accuracy", (c, check) -> gatCora(c, check, mode));
         }
+        s.put("GAT on Cora in PIPELINED reaches 79% test accuracy", (c, check) -> gatCora(c, check, AggregationMode.PIPELINED));
         s.put("GAT on Cora: per-epoch losses equal in the three modes", GnnGatTrainingSuite::sameLosses);
         return s;
     }
@@ -46,7 +47,7 @@ public class GnnGatTrainingSuite extends GnnTrainingSuite {
 
     private static void sameLosses(Communicator c, Check check) {
         List<EpochStats> sar = RUNS.get(AggregationMode.SAR);
-        check.isTrue("all three modes ran", RUNS.size() == 3, "runs of " + RUNS.keySet());
+        check.isTrue("all three exact modes ran", RUNS.keySet().containsAll(Modes.exact()), "runs of " + RUNS.keySet());
         if (sar == null) {
             return;
         }

@@ -75,20 +75,24 @@ public class GnnLayerSuite implements ScenarioSuite {
                 () -> new GATConv(IN, CH, HEADS), (m, x) -> ((GATConv) m).forward(graph(c, AggregationMode.SAR), x),
                 GnnLayerSuite::gatRef)));
         s.put("3-layer GAT model SAR, 7 edges per step", (c, check) -> inPieces(c, 7,
-                () -> model(c, check, GnnModel.Kind.GAT, AggregationMode.SAR)));
+                () -> model(c, check, GnnModel.Kind.GAT, AggregationMode.SAR, 1)));
         for (GnnModel.Kind kind : GnnModel.Kind.values()) {
             for (AggregationMode mode : Modes.exact()) {
-                s.put("3-layer " + kind + " model " + mode, (c, check) -> model(c, check, kind, mode));
+                s.put("3-layer " + kind + " model " + mode, (c, check) -> model(c, check, kind, mode, 1));
             }
+            // Parameters and inputs unchanged, so last epoch's rows and gradients are this epoch's.
+            s.put("3-layer " + kind + " model PIPELINED, three epochs with the same parameters",
+                    (c, check) -> model(c, check, kind, AggregationMode.PIPELINED, 3));
         }
         return s;
     }
 
     /**
      * A 3-layer model on the partitioned graph against the same model on the whole graph held by
-     * one process (a one-rank manager on a communicator of this rank alone).
+     * one process (a one-rank manager on a communicator of this rank alone), for {@code epochs}
+     * forward and backward passes with the same parameters.
      */
-    private static void model(Communicator c, Check check, GnnModel.Kind kind, AggregationMode mode) {
+    private static void model(Communicator c, Check check, GnnModel.Kind kind, AggregationMode mode, int epochs) {
         GraphShardManager dist = graph(c, mode);
         Tensor x = RandomPartitionedGraph.values(5, torch.ScalarType.Double, N, IN);
         Tensor r = RandomPartitionedGraph.values(6, torch.ScalarType.Double, N, 3);
@@ -108,12 +112,17 @@ public class GnnLayerSuite implements ScenarioSuite {
                 params.get(i).grad().zero_();
             }
         }
-        Tensor xl = g.slice(x, c.rank()).clone().set_requires_grad(true);
-        Tensor out = m.forward(dist, xl, false);
-        out.mul(g.slice(r, c.rank())).sum().backward();
-        check.tensorsClose("forward", g.slice(outRef, c.rank()), out, 1e-9);
-        for (int i = 0; i < refGrads.length; i++) {
-            check.tensorsClose("grad param " + i, refGrads[i], c.allreduce(params.get(i).grad(), ReduceOp.SUM), 1e-9);
+        for (int e = 0; e < epochs; e++) {
+            String epoch = epochs > 1 ? "epoch " + e + " " : "";
+            dist.nextEpoch();
+            Tensor xl = g.slice(x, c.rank()).clone().set_requires_grad(true);
+            Tensor out = m.forward(dist, xl, false);
+            out.mul(g.slice(r, c.rank())).sum().backward();
+            check.tensorsClose(epoch + "forward", g.slice(outRef, c.rank()), out, 1e-9);
+            for (int i = 0; i < refGrads.length; i++) {
+                check.tensorsClose(epoch + "grad param " + i, refGrads[i], c.allreduce(params.get(i).grad(), ReduceOp.SUM), 1e-9);
+                params.get(i).grad().zero_();
+            }
         }
     }
 
