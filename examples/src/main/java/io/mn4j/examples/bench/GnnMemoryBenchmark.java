@@ -281,6 +281,7 @@ public final class GnnMemoryBenchmark implements Callable<Integer> {
                 PointerScope scope = o.scope.equals("epoch") ? new PointerScope() : null;
                 try {
                     adam.zero_grad();
+                    graph.nextEpoch();
                     Tensor out = model.forward(graph, x, true);
                     Tensor logp = torch.log_softmax(out.index_select(0, trainIdx), 1);
                     Tensor loss = torch.nll_loss(logp, labels.index_select(0, trainIdx), new TensorOptional(), 2, Graph.UNLABELLED)
@@ -363,15 +364,17 @@ public final class GnnMemoryBenchmark implements Callable<Integer> {
         switch (m) {
             case SAR: return "sar";
             case SEQUENTIAL: return "sequential";
+            case PIPELINED: return "pipelined";
             default: return "one-shot";
         }
     }
 
-    /** SAR's mode number (1, 2, 3) of a mode name. */
+    /** SAR's mode number (1, 2, 3; 4 for PipeGCN's) of a mode name. */
     static int modeNumber(String name) {
         switch (name) {
             case "sar": return 1;
             case "sequential": return 2;
+            case "pipelined": return 4;
             default: return 3;
         }
     }

@@ -554,6 +554,7 @@ public final class GraphShardManager implements AutoCloseable {
                 rows[p] = data.index_select(0, shards[p].sendRows);
             }
         }
+        settlePipeline();
         Tensor[] got = slot[0].exchange(rows);
         long width = x.size(1);
         torch.ScalarType type = Tensors.type(x);
@@ -561,15 +562,18 @@ public final class GraphShardManager implements AutoCloseable {
         for (int p = 0; p < parts; p++) {
             if (p != rank) {
                 if (got[p].size(1) != width || Tensors.type(got[p]) != type) {
+                    String sent = Tensors.shapeString(got[p]) + " " + Tensors.type(got[p]);
+                    StaleExchange.release(got);
                     throw new IllegalStateException("rank " + rank + ": pipelined aggregation " + (pipelineCall - 1)
                             + " of the epoch has rows [" + numLocal + ", " + width + "] " + type + " but rank " + p + " sent "
-                            + Tensors.shapeString(got[p]) + " " + Tensors.type(got[p]) + " for it the epoch before: in PIPELINED "
+                            + sent + " for it the epoch before: in PIPELINED "
                             + "mode the k-th training aggregation of every epoch must take rows of one width and dtype");
                 }
                 remote.add(got[p]);
             }
         }
         Tensor halo = cat(remote);
+        StaleExchange.release(got);
         return CustomFunction.apply("stale boundary rows", List.of(x), List.of(halo), grads -> {
             Tensor g = grads.get(0);
             Tensor[] back = new Tensor[parts];
@@ -581,6 +585,7 @@ public final class GraphShardManager implements AutoCloseable {
                     offset += n;
                 }
             }
+            settlePipeline();
             Tensor[] stale = slot[1].exchange(back);
             Tensor into = torch.zeros(new long[] {numLocal, width}, new TensorOptions(type));
             for (int p = 0; p < parts; p++) {
@@ -590,8 +595,17 @@ public final class GraphShardManager implements AutoCloseable {
                     }
                 }
             }
+            StaleExchange.release(stale);
             return List.of(into);
         }, CustomFunction.Schedule.NATURAL, this).outputs().get(0);
+    }
+
+    /** Lets every pipelined transfer in flight advance, and completed sends release their rows. */
+    private void settlePipeline() {
+        for (StaleExchange[] slot : pipeline) {
+            slot[0].settle();
+            slot[1].settle();
+        }
     }
 
     /** The exchanges of this epoch's next training aggregation (new ones the first epoch). */

@@ -19,10 +19,8 @@ import org.bytedeco.pytorch.Tensor;
 final class StaleExchange implements AutoCloseable {
     private final Communicator comm;
     private final int tag;
-    /** Blocks received at the first use, handed back again at the second. */
+    /** Handles on the blocks received at the first use, handed back again at the second. */
     private Tensor[] kept;
-    /** The blocks handed back last, released at the next use. */
-    private Tensor[] lent;
     private SendHandle[] sends;
     private RecvHandle[] receives;
 
@@ -34,13 +32,11 @@ final class StaleExchange implements AutoCloseable {
     /**
      * Sends {@code blocks[p]} to every partner p (the entry of this rank is ignored) and returns,
      * per partner, the block it sent at the previous use (at the first use, the block it sends
-     * now). The returned tensors belong to this exchange: valid until its next use or close.
+     * now). The caller owns the returned tensors (they belong to no pointer scope) and should
+     * close them as soon as it has used them: until the next use they are all the memory a
+     * pipelined step keeps besides what is in flight.
      */
     Tensor[] exchange(Tensor[] blocks) {
-        if (lent != kept) {
-            release(lent);
-        }
-        lent = null;
         Tensor[] out;
         if (receives != null) {
             out = complete();
@@ -49,13 +45,35 @@ final class StaleExchange implements AutoCloseable {
             kept = null;
         } else {
             post(blocks);
-            kept = complete();
-            lent = kept;
-            return kept;
+            out = complete();
+            kept = new Tensor[out.length];
+            for (int p = 0; p < out.length; p++) {
+                kept[p] = Tensors.own(out[p]);
+            }
+            return out;
         }
         post(blocks);
-        lent = out;
         return out;
+    }
+
+    /**
+     * Advances the transfers in flight without waiting: a completed send lets go of its block at
+     * once instead of at the next use, and a receive whose header has come posts its payload.
+     */
+    void settle() {
+        if (receives == null) {
+            return;
+        }
+        for (RecvHandle r : receives) {
+            if (r != null) {
+                r.test();
+            }
+        }
+        for (SendHandle s : sends) {
+            if (s != null) {
+                s.test();
+            }
+        }
     }
 
     private void post(Tensor[] blocks) {
@@ -74,7 +92,7 @@ final class StaleExchange implements AutoCloseable {
         }
     }
 
-    /** Waits for the blocks in flight; they then belong to no pointer scope, only to this exchange. */
+    /** Waits for the blocks in flight; they then belong to no pointer scope. */
     private Tensor[] complete() {
         Tensor[] got = new Tensor[receives.length];
         for (int p = 0; p < receives.length; p++) {
@@ -92,12 +110,6 @@ final class StaleExchange implements AutoCloseable {
         return got;
     }
 
-    private static void release(Tensor[] blocks) {
-        if (blocks != null) {
-            Tensors.closeAll(blocks);
-        }
-    }
-
     /**
      * Takes the blocks still in flight (every partner sent them, so this does not wait long) and
      * releases everything held. Collective, like the uses: every rank closes its exchanges.
@@ -107,11 +119,13 @@ final class StaleExchange implements AutoCloseable {
         if (receives != null) {
             release(complete());
         }
-        if (kept != lent) {
-            release(kept);
-        }
-        release(lent);
+        release(kept);
         kept = null;
-        lent = null;
+    }
+
+    static void release(Tensor[] blocks) {
+        if (blocks != null) {
+            Tensors.closeAll(blocks);
+        }
     }
 }
