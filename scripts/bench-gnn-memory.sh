@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Peak memory per rank and epoch time of partitioned full-graph GNN training: GCN and GAT, SAR's
-# modes 1 (sar), 2 (sequential) and 3 (one-shot), 1, 2 and 4 ranks (issue 6, "Memory and speed").
+# modes 1 (sar), 2 (sequential) and 3 (one-shot), 1, 2 and 4 ranks (issue 6, "Memory and speed");
+# --modes pipelined adds PipeGCN's stale exchange.
 #
 #   scripts/bench-gnn-memory.sh [options]
 #
@@ -9,7 +10,7 @@
 #   --hidden H         hidden width (128)                     --layers L     graph layers (3)
 #   --heads K          attention heads of hidden GAT layers (4)
 #   --ranks LIST       rank counts (1,2,4)                    --models LIST  gcn,gat
-#   --modes LIST       sar,sequential,one-shot                --epochs E     epochs per run (2)
+#   --modes LIST       sar,sequential,one-shot[,pipelined]    --epochs E     epochs per run (2)
 #   --partitioner P    metis (gpmetis) or ldg (metis)         --seed S       graph/partition seed (1)
 #   --data DIR         partition directory (default ${TMPDIR:-/tmp}/mn4j-gnn-memory/<graph>)
 #   --malloc fixed|default
@@ -22,6 +23,7 @@
 #   --edges-per-step E SAR mode: most edges per step of a GAT layer (0 = whole shards; default:
 #                      the shard manager's)
 #   --timeout SEC      per configuration (default 3600)       --no-build     use the existing build
+#   --out DIR          where the CSV, plot and log go (default bench-results)
 #   --quick            20000 nodes (checks that everything works, a few minutes)
 #
 # Steps: (1) build; (2) draw the graph and partition it once per rank count into DATA/pN, in a
@@ -38,7 +40,7 @@ cd "$root"
 
 nodes=400000 degree=25 features=128 classes=16 hidden=128 layers=3 heads=4
 ranks=1,2,4 models=gcn,gat modes=sar,sequential,one-shot epochs=2 partitioner=metis seed=1
-edges_per_step=-1 data="" malloc=fixed timeout=3600 build=1 time_repeats=2
+edges_per_step=-1 data="" malloc=fixed timeout=3600 build=1 time_repeats=2 out=$root/bench-results
 while [ $# -gt 0 ]; do
   case "$1" in
     --nodes) nodes=$2; shift 2 ;;
@@ -60,13 +62,13 @@ while [ $# -gt 0 ]; do
     --edges-per-step) edges_per_step=$2; shift 2 ;;
     --time-repeats) time_repeats=$2; shift 2 ;;
     --no-build) build=0; shift ;;
+    --out) out=$(mkdir -p "$2" && cd "$2" && pwd); shift 2 ;;
     --quick) nodes=20000; shift ;;
-    -h|--help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-gnn-memory: unknown argument $1 (try --help)" >&2; exit 2 ;;
   esac
 done
 case "$malloc" in fixed|default) ;; *) echo "bench-gnn-memory: --malloc must be fixed or default" >&2; exit 2 ;; esac
-out=$root/bench-results
 work=$out/work
 mkdir -p "$work"
 data=${data:-${TMPDIR:-/tmp}/mn4j-gnn-memory/n${nodes}-d${degree}-f${features}-c${classes}-${partitioner}-s${seed}}

@@ -12,7 +12,7 @@
  *   <li>{@link io.mn4j.examples.TrainDualParallel}: model parallel within pairs of ranks, data
  *       parallel across pairs, using communicator splits;</li>
  *   <li>{@link io.mn4j.examples.TrainGnn}: full-graph GNN training (GCN, GraphSAGE, GAT) on a graph
- *       partitioned over the ranks, in SAR, sequential or one-shot aggregation;</li>
+ *       partitioned over the ranks, in SAR, sequential, one-shot or pipelined (PipeGCN) aggregation;</li>
  *   <li>{@link io.mn4j.examples.Partition}: partitions a graph for {@code TrainGnn} (a single
  *       process) and prints the edge cut, balance and communication volume.</li>
  * </ul>

@@ -2,7 +2,7 @@
  * mn4j's graph neural network layer: graphs on LibTorch tensors ({@link io.mn4j.gnn.graph}),
  * readers and writers for numpy and graph files ({@link io.mn4j.gnn.io}), partitioning and
  * partition files ({@link io.mn4j.gnn.partition}) and the sparse aggregation kernel used by the
- * layers ({@link io.mn4j.gnn.kernel}). Distributed aggregation (shard managers, SAR and one-shot
- * modes) and GNN layers build on these.
+ * layers ({@link io.mn4j.gnn.kernel}). Distributed aggregation (shard managers, SAR, one-shot and
+ * pipelined modes) and GNN layers build on these.
  */
 package io.mn4j.gnn;

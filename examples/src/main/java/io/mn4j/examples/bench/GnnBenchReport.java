@@ -307,9 +307,9 @@ final class GnnBenchReport implements Callable<Integer> {
                 .xAxisTitle("workers (ranks)").yAxisTitle("MiB above idle baseline").build();
         XYChart time = new XYChartBuilder().width(720).height(480).title("Best epoch time (2 cores: N=4 is oversubscribed)")
                 .xAxisTitle("workers (ranks)").yAxisTitle("seconds").build();
-        Color[] colors = {new Color(31, 119, 180), new Color(255, 127, 14), new Color(44, 160, 44)};
+        Color[] colors = {new Color(31, 119, 180), new Color(255, 127, 14), new Color(44, 160, 44), new Color(214, 39, 40)};
         for (String model : List.of("gcn", "gat")) {
-            for (String mode : List.of("sar", "sequential", "one-shot")) {
+            for (String mode : List.of("sar", "sequential", "one-shot", "pipelined")) {
                 List<Config> line = new ArrayList<>();
                 for (Config c : configs) {
                     if (c.model().equals(model) && c.mode().equals(mode)) {

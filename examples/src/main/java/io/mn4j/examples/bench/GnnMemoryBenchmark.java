@@ -167,7 +167,8 @@ public final class GnnMemoryBenchmark implements Callable<Integer> {
         @Option(names = "--model", defaultValue = "gcn", description = "gcn or gat (default: ${DEFAULT-VALUE}).")
         String model;
 
-        @Option(names = "--mode", defaultValue = "sar", description = "sar (mode 1), sequential (mode 2) or one-shot (mode 3) (default: ${DEFAULT-VALUE}).")
+        @Option(names = "--mode", defaultValue = "sar", description = "sar (mode 1), sequential (mode 2), one-shot (mode 3) or pipelined (PipeGCN's stale exchange) "
+                + "(default: ${DEFAULT-VALUE}).")
         String mode;
 
         @Option(names = "--epochs", defaultValue = "2", description = "Epochs (default: ${DEFAULT-VALUE}).")
