@@ -88,6 +88,11 @@ public final class TrainGnn implements Callable<Integer> {
                     + "Default: ${DEFAULT-VALUE}.")
     String mode = "sar";
 
+    @Option(names = "--smoothing", paramLabel = "G",
+            description = "With --mode pipelined: stale rows and gradients enter as running averages s = G*s + (1-G)*received "
+                    + "(PipeGCN-GF; PipeGCN uses 0.95); 0 uses them as received. Default: ${DEFAULT-VALUE}.")
+    double smoothing = 0;
+
     @Option(names = "--partitions", paramLabel = "DIR",
             description = "Train on this partition directory (written by Partition, one part per rank) instead of partitioning here.")
     Path partitions;
@@ -163,6 +168,12 @@ public final class TrainGnn implements Callable<Integer> {
             if (partitioner != null) {
                 Partitioners.byName(partitioner);
             }
+            if (!(smoothing >= 0 && smoothing < 1)) {
+                throw new IllegalArgumentException("--smoothing must be in [0, 1), got " + smoothing);
+            }
+            if (smoothing > 0 && parseMode(mode) != AggregationMode.PIPELINED) {
+                throw new IllegalArgumentException("--smoothing applies to --mode pipelined only (got --mode " + mode + ")");
+            }
             return new GnnRun.Config(kind, parseMode(mode), hidden, layers, heads, dropout, lr, weightDecay, seed);
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
@@ -195,6 +206,7 @@ public final class TrainGnn implements Callable<Integer> {
                     return null;
                 });
                 try (GnnRun run = GnnRun.start(comm, part, config)) {
+                    run.graph().smoothing(smoothing);
                     train(comm, run, dir, outDir, talk ? stdout : null);
                 }
             }
@@ -238,7 +250,8 @@ public final class TrainGnn implements Callable<Integer> {
         List<Long> localNodes = comm.allgatherObj(run.partition().numLocalNodes());
         RunOutput output = null;
         if (talk != null) {
-            talk.printf("TrainGnn: %s over %s, %d parameters%n", run.describe(), Cli.ranks(n), run.parameterCount());
+            talk.printf("TrainGnn: %s%s over %s, %d parameters%n", run.describe(),
+                    smoothing > 0 ? ", smoothing " + smoothing : "", Cli.ranks(n), run.parameterCount());
             talk.printf("  partitions %s (%s, edge cut %d, communication volume %d rows); nodes per rank %s%n", dir, meta.method(),
                     meta.edgeCut(), meta.commVolume(), localNodes);
             String title = "TrainGnn " + run.config().kind() + " " + run.config().mode() + " (" + Cli.ranks(n) + ")";

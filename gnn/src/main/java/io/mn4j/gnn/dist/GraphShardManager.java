@@ -82,6 +82,7 @@ public final class GraphShardManager implements AutoCloseable {
     private final List<StaleExchange[]> pipeline = new ArrayList<>();
     /** The next training aggregation's index in {@link #pipeline}; -1 until {@link #nextEpoch}. */
     private int pipelineCall = -1;
+    private double smoothing;
 
     /**
      * Builds the shards of this rank. Collective over {@code world}.
@@ -285,6 +286,23 @@ public final class GraphShardManager implements AutoCloseable {
      */
     public GraphShardManager nextEpoch() {
         pipelineCall = 0;
+        return this;
+    }
+
+    /**
+     * PIPELINED mode: stale boundary rows and gradients enter as running averages,
+     * {@code s ← γ·s + (1−γ)·received}, starting from the first epoch's (PipeGCN-GF's smoothing;
+     * PipeGCN uses γ = 0.95). 0, the default, uses them as received. Collective, like
+     * {@link #mode}: it ends the pipeline too.
+     *
+     * @throws IllegalArgumentException unless 0 ≤ γ < 1
+     */
+    public GraphShardManager smoothing(double gamma) {
+        if (!(gamma >= 0 && gamma < 1)) {
+            throw new IllegalArgumentException("smoothing must be in [0, 1), got " + gamma);
+        }
+        closePipeline();
+        this.smoothing = gamma;
         return this;
     }
 
@@ -612,7 +630,7 @@ public final class GraphShardManager implements AutoCloseable {
     private StaleExchange[] nextPipelineSlot() {
         if (pipelineCall == pipeline.size()) {
             int tag = TAG_PIPELINE + 2 * pipelineCall;
-            pipeline.add(new StaleExchange[] {new StaleExchange(comm, tag), new StaleExchange(comm, tag + 1)});
+            pipeline.add(new StaleExchange[] {new StaleExchange(comm, tag, smoothing), new StaleExchange(comm, tag + 1, smoothing)});
         }
         return pipeline.get(pipelineCall++);
     }

@@ -4,6 +4,8 @@ import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.RecvHandle;
 import io.mn4j.communicator.SendHandle;
 import io.mn4j.gnn.util.Tensors;
+import java.util.Arrays;
+import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 
 /**
@@ -12,6 +14,10 @@ import org.bytedeco.pytorch.Tensor;
  * has nothing earlier: it waits for this step's blocks and hands them back, and the second use gets
  * them again, so from then on every use is exactly one step stale.
  *
+ * <p>With smoothing γ > 0 (PipeGCN's moving average), each use hands back instead the running
+ * average {@code s ← γ·s + (1−γ)·b} of the blocks b it would have handed back, starting from the
+ * first: stale values then change less from epoch to epoch.
+ *
  * <p>Every rank must use its exchanges in the same order (the aggregations are collective): the
  * blocks of one use travel under this exchange's tag, and a partner's blocks are taken in the
  * order it sent them.
@@ -19,14 +25,18 @@ import org.bytedeco.pytorch.Tensor;
 final class StaleExchange implements AutoCloseable {
     private final Communicator comm;
     private final int tag;
+    private final double smoothing;
+    /** The running averages handed back when smoothing (null until the first use). */
+    private Tensor[] average;
     /** Handles on the blocks received at the first use, handed back again at the second. */
     private Tensor[] kept;
     private SendHandle[] sends;
     private RecvHandle[] receives;
 
-    StaleExchange(Communicator comm, int tag) {
+    StaleExchange(Communicator comm, int tag, double smoothing) {
         this.comm = comm;
         this.tag = tag;
+        this.smoothing = smoothing;
     }
 
     /**
@@ -37,6 +47,10 @@ final class StaleExchange implements AutoCloseable {
      * pipelined step keeps besides what is in flight.
      */
     Tensor[] exchange(Tensor[] blocks) {
+        return smoothing == 0 ? staleBlocks(blocks) : smoothed(staleBlocks(blocks));
+    }
+
+    private Tensor[] staleBlocks(Tensor[] blocks) {
         Tensor[] out;
         if (receives != null) {
             out = complete();
@@ -53,6 +67,33 @@ final class StaleExchange implements AutoCloseable {
             return out;
         }
         post(blocks);
+        return out;
+    }
+
+    /** Folds the blocks into the running averages (releasing them) and returns handles on those. */
+    private Tensor[] smoothed(Tensor[] blocks) {
+        Tensor[] out = new Tensor[blocks.length];
+        boolean first = average == null;
+        if (first) {
+            average = new Tensor[blocks.length];
+        }
+        for (int p = 0; p < blocks.length; p++) {
+            if (blocks[p] == null) {
+                continue;
+            }
+            if (first) {
+                // A copy: the first blocks are handed back again at the second use.
+                average[p] = Tensors.unscoped(blocks[p].clone());
+            } else if (!Arrays.equals(Tensors.shape(average[p]), Tensors.shape(blocks[p])) || Tensors.type(average[p]) != Tensors.type(blocks[p])) {
+                // Not averaged: handed back as received, for the caller to refuse with both shapes.
+                out[p] = blocks[p];
+                continue;
+            } else {
+                average[p].mul_(new Scalar(smoothing)).add_(blocks[p], new Scalar(1 - smoothing));
+            }
+            blocks[p].close();
+            out[p] = Tensors.own(average[p]);
+        }
         return out;
     }
 
@@ -120,7 +161,9 @@ final class StaleExchange implements AutoCloseable {
             release(complete());
         }
         release(kept);
+        release(average);
         kept = null;
+        average = null;
     }
 
     static void release(Tensor[] blocks) {

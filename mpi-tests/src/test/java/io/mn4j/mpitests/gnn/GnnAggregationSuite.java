@@ -46,7 +46,16 @@ public class GnnAggregationSuite implements ScenarioSuite {
                 });
             }
         }
-        s.put("sums PIPELINED: epoch t reads the boundary rows and gradients of epoch t-1", GnnAggregationSuite::pipelinedSums);
+        s.put("sums PIPELINED: epoch t reads the boundary rows and gradients of epoch t-1", (c, check) -> pipelinedSums(c, check, 0));
+        s.put("sums PIPELINED, smoothing 0.6: epoch t reads running averages of the stale rows and gradients",
+                (c, check) -> pipelinedSums(c, check, 0.6));
+        s.put("PIPELINED smoothing outside [0, 1) is refused", (c, check) -> {
+            RandomPartitionedGraph g = new RandomPartitionedGraph(47, 160, c.size(), 5, false);
+            try (GraphShardManager m = GraphShardManager.build(c, g.offsets, g.localInEdges(c.rank()))) {
+                check.throwsWith("smoothing 1", () -> m.smoothing(1), "smoothing must be in [0, 1), got 1.0");
+                check.throwsWith("smoothing NaN", () -> m.smoothing(Double.NaN), "smoothing must be in [0, 1), got NaN");
+            }
+        });
         s.put("sums PIPELINED: clear errors for a training pass before nextEpoch() and for rows that change width",
                 GnnAggregationSuite::pipelinedMisuse);
         return s;
@@ -57,10 +66,12 @@ public class GnnAggregationSuite implements ScenarioSuite {
     /**
      * Four epochs with new features and output weights each: with M split into the edges inside
      * partitions (M_in) and across them (M_cross), epoch t must compute
-     * {@code M_in·x_t + M_cross·x_(t-1)} and the gradient {@code M_inᵀ·r_t + M_crossᵀ·r_(t-1)}
-     * (epoch 0 reads its own rows: x_(-1) = x_0), and a pass without autograd {@code M·x_t}.
+     * {@code M_in·x_t + M_cross·s_t} and the gradient {@code M_inᵀ·r_t + M_crossᵀ·q_t}, where
+     * s_0 = x_0 and {@code s_t = γ·s_(t-1) + (1−γ)·x_(t-1)} (without smoothing, s_t = x_(t-1):
+     * epoch 0 reads its own rows, epoch 1 reads them again), q likewise from r; and a pass
+     * without autograd {@code M·x_t}.
      */
-    private static void pipelinedSums(Communicator c, Check check) {
+    private static void pipelinedSums(Communicator c, Check check, double gamma) {
         RandomPartitionedGraph g = new RandomPartitionedGraph(47, 160, c.size(), 5, false);
         Tensor inside = g.samePartition();
         for (EdgeNorm norm : EdgeNorm.values()) {
@@ -69,20 +80,28 @@ public class GnnAggregationSuite implements ScenarioSuite {
                 Tensor dense = g.dense(norm);
                 Tensor mIn = dense.mul(inside).to(type);
                 Tensor mCross = dense.sub(dense.mul(inside)).to(type);
-                try (GraphShardManager m = GraphShardManager.build(c, g.offsets, g.localInEdges(c.rank())).mode(AggregationMode.PIPELINED)) {
+                try (GraphShardManager m = GraphShardManager.build(c, g.offsets, g.localInEdges(c.rank()))
+                        .mode(AggregationMode.PIPELINED).smoothing(gamma)) {
+                    Tensor staleX = null, staleR = null;
                     for (int t = 0; t < PIPELINE_EPOCHS; t++) {
-                        int before = Math.max(t - 1, 0);
                         Tensor x = RandomPartitionedGraph.values(20 + t, type, g.n, 5);
                         Tensor r = RandomPartitionedGraph.values(40 + t, type, g.n, 5);
-                        Tensor xBefore = RandomPartitionedGraph.values(20 + before, type, g.n, 5);
-                        Tensor rBefore = RandomPartitionedGraph.values(40 + before, type, g.n, 5);
-                        Tensor outRef = mIn.matmul(x).add(mCross.matmul(xBefore));
-                        Tensor gradRef = mIn.t().matmul(r).add(mCross.t().matmul(rBefore));
+                        if (t == 0) {
+                            staleX = x;
+                            staleR = r;
+                        } else {
+                            Tensor xBefore = RandomPartitionedGraph.values(20 + t - 1, type, g.n, 5);
+                            Tensor rBefore = RandomPartitionedGraph.values(40 + t - 1, type, g.n, 5);
+                            staleX = staleX.mul(RandomPartitionedGraph.s(gamma)).add(xBefore.mul(RandomPartitionedGraph.s(1 - gamma)));
+                            staleR = staleR.mul(RandomPartitionedGraph.s(gamma)).add(rBefore.mul(RandomPartitionedGraph.s(1 - gamma)));
+                        }
+                        Tensor outRef = mIn.matmul(x).add(mCross.matmul(staleX));
+                        Tensor gradRef = mIn.t().matmul(r).add(mCross.t().matmul(staleR));
                         m.nextEpoch();
                         Tensor xLocal = g.slice(x, c.rank()).clone().set_requires_grad(true);
                         Tensor out = m.aggregate(xLocal, norm);
                         out.mul(g.slice(r, c.rank())).sum().backward();
-                        String k = norm + " " + type + " epoch " + t;
+                        String k = norm + " " + type + " epoch " + t + (gamma > 0 ? " smoothing " + gamma : "");
                         check.tensorsClose(k + " forward", g.slice(outRef, c.rank()), out, tol);
                         check.tensorsClose(k + " grad x", g.slice(gradRef, c.rank()), xLocal.grad(), tol);
                         try (NoGradGuard off = new NoGradGuard()) {

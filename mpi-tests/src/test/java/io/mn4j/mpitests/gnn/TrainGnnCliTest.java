@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 import picocli.CommandLine;
 
 /**
@@ -63,7 +63,7 @@ class TrainGnnCliTest {
         String[] t = inProcess(new TrainGnn(), "--help");
         assertEquals("0", t[0]);
         for (String option : List.of("--data", "--model", "--mode", "--partitions", "--partitioner", "--epochs", "--hidden", "--layers",
-                "--heads", "--dropout", "--lr", "--weight-decay", "--seed", "--nodes", "maxPhysicalBytes")) {
+                "--heads", "--dropout", "--lr", "--weight-decay", "--seed", "--nodes", "--smoothing", "maxPhysicalBytes")) {
             assertTrue(t[1].contains(option), "TrainGnn --help lacks " + option + ":\n" + t[1]);
         }
         String[] p = inProcess(new Partition(), "--help");
@@ -72,6 +72,9 @@ class TrainGnnCliTest {
         String[] bad = inProcess(new TrainGnn(), "--mode", "fast");
         assertEquals("2", bad[0], "a usage error");
         assertTrue(bad[2].contains("unknown --mode 'fast'"), bad[2]);
+        String[] smoothingWithoutPipeline = inProcess(new TrainGnn(), "--mode", "oneshot", "--smoothing", "0.9");
+        assertTrue(smoothingWithoutPipeline[2].contains("--smoothing applies to --mode pipelined only (got --mode oneshot)"),
+                smoothingWithoutPipeline[2]);
     }
 
     @Test
@@ -97,11 +100,12 @@ class TrainGnnCliTest {
         assertTrue(Files.size(out.resolve("curves.png")) > 1000, "curves.png written");
     }
 
-    @ParameterizedTest(name = "--mode {0}")
-    @ValueSource(strings = {"oneshot", "pipelined"})
-    void defaultSyntheticPathOnASmallGraphLearns(String mode, @TempDir(cleanup = CleanupMode.ON_SUCCESS) Path out) throws Exception {
+    @ParameterizedTest(name = "--mode {0} --smoothing {1}")
+    @CsvSource({"oneshot, 0", "pipelined, 0.95"})
+    void defaultSyntheticPathOnASmallGraphLearns(String mode, String smoothing, @TempDir(cleanup = CleanupMode.ON_SUCCESS) Path out)
+            throws Exception {
         MpiLauncher.Result t = trainGnn(out, "--nodes", "4000", "--epochs", "30", "--hidden", "16", "--mode", mode,
-                "--partitioner", "ldg", "--no-plot");
+                "--smoothing", smoothing, "--partitioner", "ldg", "--no-plot");
         assertFalse(t.timedOut(), t::describe);
         assertEquals(0, t.exitCode(), t::describe);
         assertTrue(Files.exists(out.resolve("partitions/metadata.json")), "rank 0 wrote the partitions");
