@@ -82,6 +82,10 @@ public final class GraphShardManager implements AutoCloseable {
     private final List<StaleExchange[]> pipeline = new ArrayList<>();
     /** The next training aggregation's index in {@link #pipeline}; -1 until {@link #nextEpoch}. */
     private int pipelineCall = -1;
+    /** Epochs the pipeline has begun ({@link #nextEpoch} calls since it started). */
+    private int pipelineEpochs;
+    /** Whether a pipelined backward has run since the last {@link #nextEpoch}. */
+    private boolean pipelineBackwardRan;
     private double smoothing;
 
     /**
@@ -285,7 +289,14 @@ public final class GraphShardManager implements AutoCloseable {
      * ignore it. Collective, like the aggregations.
      */
     public GraphShardManager nextEpoch() {
+        if (pipelineEpochs > 0 && pipelineCall != pipeline.size()) {
+            String had = pipelineCall + " pipelined training aggregations where the first had " + pipeline.size();
+            throw new IllegalStateException("rank " + rank + ": epoch " + pipelineEpochs + " of the pipeline made " + had
+                    + ": in PIPELINED mode every epoch makes the same aggregations (mode(...) starts a new pipeline)");
+        }
         pipelineCall = 0;
+        pipelineEpochs++;
+        pipelineBackwardRan = false;
         return this;
     }
 
@@ -392,7 +403,7 @@ public final class GraphShardManager implements AutoCloseable {
      */
     public Tensor aggregate(Tensor x, EdgeNorm norm) {
         checkRows(x, "aggregate");
-        readsStaleRows(x);
+        boolean stale = readsStaleRows(x);
         // Temporaries of this call (fetched blocks, partial sums, proxies) are released when it
         // returns; only the result and what autograd saved live on. Without this, every one of
         // them would live until the caller's scope closes (an epoch) or the GC runs.
@@ -414,7 +425,7 @@ public final class GraphShardManager implements AutoCloseable {
                 switch (mode) {
                     case ONE_SHOT:
                     case PIPELINED:
-                        out = local.add(oneShotSum(x, norm));
+                        out = local.add(haloGraph(norm).apply(boundaryRows(x, stale)));
                         break;
                     default:
                         out = local.add(sequentialSum(x, norm));
@@ -521,31 +532,30 @@ public final class GraphShardManager implements AutoCloseable {
             Tensor g = gradFor.apply(p);
             // isend makes a strided payload contiguous itself (and keeps that copy while in flight).
             return g != null ? g : torch.zeros(new long[] {shards[p].numNeeded(), features}, into.options());
-        }, (p, grad) -> {
-            try (Tensor typed = grad.to(into.scalar_type())) {
-                into.index_add_(0, shards[p].sendRows, typed);
-            }
-        });
+        }, (p, grad) -> addRowGradients(into, p, grad));
     }
 
-    /** Modes 3 and 4 for sums: one exchange of boundary rows, one aggregation over all of them. */
-    private Tensor oneShotSum(Tensor x, EdgeNorm norm) {
-        return haloGraph(norm).apply(boundaryRows(x));
+    /** Adds the gradients partner p sent for the rows it reads into those rows of {@code into}. */
+    private void addRowGradients(Tensor into, int p, Tensor grad) {
+        try (Tensor typed = grad.to(into.scalar_type())) {
+            into.index_add_(0, shards[p].sendRows, typed);
+        }
     }
 
     /**
-     * The remote rows this rank reads, in partner order: fresh, or one epoch stale in the
-     * training passes of {@link AggregationMode#PIPELINED} mode (where {@code x} takes part in
-     * autograd; evaluation without autograd reads fresh rows).
+     * The remote rows this rank reads (modes 3 and 4), in partner order (the column order of the
+     * halo graph): one epoch stale if {@code stale}, else fresh.
      */
-    private Tensor boundaryRows(Tensor x) {
-        return readsStaleRows(x) ? staleBoundaryRows(x) : fetchAllBoundaryRows(x);
+    private Tensor boundaryRows(Tensor x, boolean stale) {
+        return stale ? staleBoundaryRows(x) : fetchAllBoundaryRows(x);
     }
 
     /**
      * Whether an aggregation of {@code x} is a pipelined training pass: PIPELINED mode, with
-     * {@code x} in autograd's graph. Checked on one rank too, where nothing is stale, so that a
-     * program missing {@link #nextEpoch} fails at once, not when it first runs on several ranks.
+     * {@code x} in autograd's graph (an input that needs no gradient, like a first layer's raw
+     * features, is read fresh: it takes no part in the pipeline). Checked on one rank too, where
+     * nothing is stale, so that a program missing {@link #nextEpoch} fails at once, not when it
+     * first runs on several ranks.
      */
     private boolean readsStaleRows(Tensor x) {
         boolean stale = mode == AggregationMode.PIPELINED && x.requires_grad() && org.bytedeco.pytorch.GradMode.is_enabled();
@@ -561,10 +571,20 @@ public final class GraphShardManager implements AutoCloseable {
      * aggregation, while this epoch's rows of {@code x} go out to be read in the next. In backward
      * the same holds for their gradients: the rows' gradients are sent home, and {@code x} gets
      * the gradients its partners sent the epoch before. The first epoch exchanges and waits, so it
-     * is exact, and the second reads the first's rows and gradients again.
+     * is exact, and the second reads the first's rows and gradients again. Each forward's
+     * backward must run once, before the next epoch's forward of the same aggregation.
      */
     private Tensor staleBoundaryRows(Tensor x) {
+        int index = pipelineCall;
+        if (pipelineBackwardRan) {
+            throw new IllegalStateException("rank " + rank + ": a pipelined training forward after a backward in the same epoch: in "
+                    + "PIPELINED mode an epoch is one forward and its backward; call graph.nextEpoch() at the start of every epoch");
+        }
         StaleExchange[] slot = nextPipelineSlot();
+        if (slot[1].uses() != slot[0].uses()) {
+            throw new IllegalStateException("rank " + rank + ": pipelined aggregation " + index + " runs its forward again before the "
+                    + "backward of its last one: in PIPELINED mode every training forward needs its backward, once, before the next epoch");
+        }
         Tensor data = x.detach();
         Tensor[] rows = new Tensor[parts];
         for (int p = 0; p < parts; p++) {
@@ -574,25 +594,27 @@ public final class GraphShardManager implements AutoCloseable {
         }
         settlePipeline();
         Tensor[] got = slot[0].exchange(rows);
+        Tensor halo;
+        try {
+            List<Tensor> remote = new ArrayList<>(parts - 1);
+            for (int p = 0; p < parts; p++) {
+                if (p != rank) {
+                    remote.add(got[p]);
+                }
+            }
+            halo = cat(remote);
+        } finally {
+            Tensors.closeAll(got);
+        }
         long width = x.size(1);
         torch.ScalarType type = Tensors.type(x);
-        List<Tensor> remote = new ArrayList<>(parts - 1);
-        for (int p = 0; p < parts; p++) {
-            if (p != rank) {
-                if (got[p].size(1) != width || Tensors.type(got[p]) != type) {
-                    String sent = Tensors.shapeString(got[p]) + " " + Tensors.type(got[p]);
-                    StaleExchange.release(got);
-                    throw new IllegalStateException("rank " + rank + ": pipelined aggregation " + (pipelineCall - 1)
-                            + " of the epoch has rows [" + numLocal + ", " + width + "] " + type + " but rank " + p + " sent "
-                            + sent + " for it the epoch before: in PIPELINED "
-                            + "mode the k-th training aggregation of every epoch must take rows of one width and dtype");
-                }
-                remote.add(got[p]);
+        String name = "pipelined aggregation " + index;
+        return CustomFunction.apply(name, List.of(x), List.of(halo), grads -> {
+            // Grad mode is on inside the backward pass only under create_graph.
+            if (org.bytedeco.pytorch.GradMode.is_enabled()) {
+                throw new UnsupportedOperationException(name + ": backward with create_graph=true is not supported in PIPELINED "
+                        + "mode: the gradients received from other ranks carry no history");
             }
-        }
-        Tensor halo = cat(remote);
-        StaleExchange.release(got);
-        return CustomFunction.apply("stale boundary rows", List.of(x), List.of(halo), grads -> {
             Tensor g = grads.get(0);
             Tensor[] back = new Tensor[parts];
             long offset = 0;
@@ -604,18 +626,21 @@ public final class GraphShardManager implements AutoCloseable {
                 }
             }
             settlePipeline();
+            pipelineBackwardRan = true;
             Tensor[] stale = slot[1].exchange(back);
-            Tensor into = torch.zeros(new long[] {numLocal, width}, new TensorOptions(type));
-            for (int p = 0; p < parts; p++) {
-                if (p != rank) {
-                    try (Tensor typed = stale[p].to(type)) {
-                        into.index_add_(0, shards[p].sendRows, typed);
+            try {
+                Tensor into = torch.zeros(new long[] {numLocal, width}, new TensorOptions(type));
+                for (int p = 0; p < parts; p++) {
+                    if (p != rank) {
+                        addRowGradients(into, p, stale[p]);
                     }
                 }
+                return List.of(into);
+            } finally {
+                Tensors.closeAll(stale);
             }
-            StaleExchange.release(stale);
-            return List.of(into);
-        }, CustomFunction.Schedule.NATURAL, this).outputs().get(0);
+        }, CustomFunction.Schedule.NATURAL, this, "in PIPELINED mode each forward's gradients are exchanged once (the "
+                + "partners pair them with their own); run the forward again").outputs().get(0);
     }
 
     /** Lets every pipelined transfer in flight advance, and completed sends release their rows. */
@@ -626,11 +651,18 @@ public final class GraphShardManager implements AutoCloseable {
         }
     }
 
-    /** The exchanges of this epoch's next training aggregation (new ones the first epoch). */
+    /** The exchanges of this epoch's next training aggregation (new ones in the pipeline's first epoch). */
     private StaleExchange[] nextPipelineSlot() {
         if (pipelineCall == pipeline.size()) {
+            if (pipelineEpochs > 1) {
+                throw new IllegalStateException("rank " + rank + ": pipelined training aggregation " + pipelineCall + " in epoch "
+                        + pipelineEpochs + " of the pipeline, whose first epoch had " + pipeline.size() + ": in PIPELINED mode every epoch "
+                        + "makes the same aggregations, and graph.nextEpoch() starts each");
+            }
             int tag = TAG_PIPELINE + 2 * pipelineCall;
-            pipeline.add(new StaleExchange[] {new StaleExchange(comm, tag, smoothing), new StaleExchange(comm, tag + 1, smoothing)});
+            String what = "rank " + rank + ": pipelined aggregation " + pipelineCall;
+            pipeline.add(new StaleExchange[] {new StaleExchange(comm, tag, smoothing, what + "'s rows"),
+                new StaleExchange(comm, tag + 1, smoothing, what + "'s gradients")});
         }
         return pipeline.get(pipelineCall++);
     }
@@ -666,7 +698,7 @@ public final class GraphShardManager implements AutoCloseable {
     public Tensor aggregate(Tensor dst, Tensor src, ShardOperator op) {
         checkRows(dst, "aggregate");
         checkRows(src, "aggregate");
-        readsStaleRows(src);
+        boolean stale = readsStaleRows(src);
         Csr local = op.selfLoops() ? localEdgesWithSelfLoops() : shards[rank].edges;
         // As in aggregate(x, norm): mode 2 bridges the fetched rows' gradients home, so it needs
         // src to require grad; otherwise mode 1, which bridges whatever does (dst, parameters).
@@ -678,7 +710,7 @@ public final class GraphShardManager implements AutoCloseable {
             if (mode == AggregationMode.ONE_SHOT || mode == AggregationMode.PIPELINED) {
                 List<Tensor> state = op.shard(local, dst, op.sources(src));
                 if (parts > 1) {
-                    state = op.combine(state, op.shard(haloGraph(EdgeNorm.SUM).matrix(), dst, op.sources(boundaryRows(src))));
+                    state = op.combine(state, op.shard(haloGraph(EdgeNorm.SUM).matrix(), dst, op.sources(boundaryRows(src, stale))));
                 }
                 out = op.finish(state);
             } else if (mode == AggregationMode.SEQUENTIAL && srcGraph) {
@@ -1213,6 +1245,7 @@ public final class GraphShardManager implements AutoCloseable {
         }
         pipeline.clear();
         pipelineCall = -1;
+        pipelineEpochs = 0;
     }
 
     @Override

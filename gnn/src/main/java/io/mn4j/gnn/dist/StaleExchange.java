@@ -4,7 +4,6 @@ import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.RecvHandle;
 import io.mn4j.communicator.SendHandle;
 import io.mn4j.gnn.util.Tensors;
-import java.util.Arrays;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 
@@ -26,17 +25,27 @@ final class StaleExchange implements AutoCloseable {
     private final Communicator comm;
     private final int tag;
     private final double smoothing;
-    /** The running averages handed back when smoothing (null until the first use). */
-    private Tensor[] average;
+    /** What the blocks are, for errors: "rank 2: pipelined aggregation 1's rows". */
+    private final String what;
     /** Handles on the blocks received at the first use, handed back again at the second. */
     private Tensor[] kept;
+    /** The running averages handed back when smoothing (null until the first use). */
+    private Tensor[] average;
     private SendHandle[] sends;
     private RecvHandle[] receives;
+    private int uses;
+    private boolean closed;
 
-    StaleExchange(Communicator comm, int tag, double smoothing) {
+    StaleExchange(Communicator comm, int tag, double smoothing, String what) {
         this.comm = comm;
         this.tag = tag;
         this.smoothing = smoothing;
+        this.what = what;
+    }
+
+    /** How many times {@link #exchange} has been called. */
+    int uses() {
+        return uses;
     }
 
     /**
@@ -45,9 +54,29 @@ final class StaleExchange implements AutoCloseable {
      * now). The caller owns the returned tensors (they belong to no pointer scope) and should
      * close them as soon as it has used them: until the next use they are all the memory a
      * pipelined step keeps besides what is in flight.
+     *
+     * @throws IllegalStateException after {@link #close()}, or if a partner's block differs in
+     *     width or dtype from the one this rank sends it now (the pipeline then holds blocks of
+     *     both: {@code mode(...)} ends it)
      */
     Tensor[] exchange(Tensor[] blocks) {
-        return smoothing == 0 ? staleBlocks(blocks) : smoothed(staleBlocks(blocks));
+        if (closed) {
+            throw new IllegalStateException(what + ": the pipeline was ended (mode(), smoothing() or close()) "
+                    + "between a training forward and its backward");
+        }
+        uses++;
+        Tensor[] got = staleBlocks(blocks);
+        try {
+            for (int p = 0; p < got.length; p++) {
+                if (got[p] != null) {
+                    requireLike(blocks[p], got[p], p, "sent it the epoch before");
+                }
+            }
+            return smoothing == 0 ? got : smoothed(got);
+        } catch (RuntimeException e) {
+            Tensors.closeAll(got);
+            throw e;
+        }
     }
 
     private Tensor[] staleBlocks(Tensor[] blocks) {
@@ -70,13 +99,30 @@ final class StaleExchange implements AutoCloseable {
         return out;
     }
 
+    private void requireLike(Tensor mine, Tensor theirs, int partner, String when) {
+        if (mine.size(1) != theirs.size(1) || Tensors.type(mine) != Tensors.type(theirs)) {
+            throw new IllegalStateException(what + " are " + describe(mine) + " to rank " + partner + " but rank " + partner + " "
+                    + when + " as " + describe(theirs) + ": in PIPELINED mode the k-th training aggregation of every epoch "
+                    + "must take rows of one width and dtype (mode(...) restarts the pipeline)");
+        }
+    }
+
+    private static String describe(Tensor t) {
+        return Tensors.shapeString(t) + " " + Tensors.type(t);
+    }
+
     /** Folds the blocks into the running averages (releasing them) and returns handles on those. */
     private Tensor[] smoothed(Tensor[] blocks) {
-        Tensor[] out = new Tensor[blocks.length];
         boolean first = average == null;
         if (first) {
             average = new Tensor[blocks.length];
         }
+        for (int p = 0; p < blocks.length; p++) {
+            if (blocks[p] != null && !first) {
+                requireLike(blocks[p], average[p], p, "sent it in earlier epochs (the running average)");
+            }
+        }
+        Tensor[] out = new Tensor[blocks.length];
         for (int p = 0; p < blocks.length; p++) {
             if (blocks[p] == null) {
                 continue;
@@ -84,10 +130,6 @@ final class StaleExchange implements AutoCloseable {
             if (first) {
                 // A copy: the first blocks are handed back again at the second use.
                 average[p] = Tensors.unscoped(blocks[p].clone());
-            } else if (!Arrays.equals(Tensors.shape(average[p]), Tensors.shape(blocks[p])) || Tensors.type(average[p]) != Tensors.type(blocks[p])) {
-                // Not averaged: handed back as received, for the caller to refuse with both shapes.
-                out[p] = blocks[p];
-                continue;
             } else {
                 average[p].mul_(new Scalar(smoothing)).add_(blocks[p], new Scalar(1 - smoothing));
             }
@@ -152,23 +194,28 @@ final class StaleExchange implements AutoCloseable {
     }
 
     /**
-     * Takes the blocks still in flight (every partner sent them, so this does not wait long) and
-     * releases everything held. Collective, like the uses: every rank closes its exchanges.
+     * Takes the blocks still in flight and releases everything held. Collective, like the uses:
+     * it waits for the partners' blocks of the last use, which they sent then, and for them to
+     * take this rank's.
      */
     @Override
     public void close() {
-        if (receives != null) {
-            release(complete());
+        if (closed) {
+            return;
         }
-        release(kept);
-        release(average);
+        closed = true;
+        if (receives != null) {
+            Tensors.closeAll(complete());
+        }
+        closeAll(kept);
+        closeAll(average);
         kept = null;
         average = null;
     }
 
-    static void release(Tensor[] blocks) {
-        if (blocks != null) {
-            Tensors.closeAll(blocks);
+    private static void closeAll(Tensor[] ts) {
+        if (ts != null) {
+            Tensors.closeAll(ts);
         }
     }
 }

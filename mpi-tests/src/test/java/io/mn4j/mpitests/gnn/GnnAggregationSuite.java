@@ -9,6 +9,10 @@ import io.mn4j.mpitests.Scenario;
 import io.mn4j.mpitests.ScenarioSuite;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import io.mn4j.gnn.dist.ShardOperator;
+import io.mn4j.gnn.graph.Csr;
+import io.mn4j.gnn.kernel.CsrAggregation;
+import java.util.List;
 import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
@@ -46,9 +50,12 @@ public class GnnAggregationSuite implements ScenarioSuite {
                 });
             }
         }
-        s.put("sums PIPELINED: epoch t reads the boundary rows and gradients of epoch t-1", (c, check) -> pipelinedSums(c, check, 0));
+        s.put("sums PIPELINED: epoch t reads the boundary rows and gradients of epoch t-1", (c, check) -> pipelinedSums(c, check, 0, false));
         s.put("sums PIPELINED, smoothing 0.6: epoch t reads running averages of the stale rows and gradients",
-                (c, check) -> pipelinedSums(c, check, 0.6));
+                (c, check) -> pipelinedSums(c, check, 0.6, false));
+        // The path attention layers take, with an operator whose every pass is checkable by hand.
+        s.put("a ShardOperator (plain sum) PIPELINED: epoch t reads the boundary rows and gradients of epoch t-1",
+                (c, check) -> pipelinedSums(c, check, 0, true));
         s.put("PIPELINED smoothing outside [0, 1) is refused", (c, check) -> {
             RandomPartitionedGraph g = new RandomPartitionedGraph(47, 160, c.size(), 5, false);
             try (GraphShardManager m = GraphShardManager.build(c, g.offsets, g.localInEdges(c.rank()))) {
@@ -63,6 +70,35 @@ public class GnnAggregationSuite implements ScenarioSuite {
 
     private static final int PIPELINE_EPOCHS = 4;
 
+    /** {@code out[v] = Σ_(u→v) src[u]} as a {@link ShardOperator}: only what modes 3 and 4 call. */
+    private static final ShardOperator SUM = new ShardOperator() {
+        @Override
+        public List<Tensor> shard(Csr edges, Tensor dst, List<Tensor> sources) {
+            // Not closed: the result's backward uses it (left to the garbage collector, in this test).
+            return List.of(CsrAggregation.of(edges).apply(sources.get(0)));
+        }
+
+        @Override
+        public List<Tensor> combine(List<Tensor> a, List<Tensor> b) {
+            return List.of(a.get(0).add(b.get(0)));
+        }
+
+        @Override
+        public Tensor finish(List<Tensor> state) {
+            return state.get(0);
+        }
+
+        @Override
+        public Tensor surrogate(Csr edges, Tensor dst, List<Tensor> sources, Tensor gradOut, List<Tensor> finalState, Tensor out) {
+            throw new UnsupportedOperationException("SAR mode only");
+        }
+
+        @Override
+        public List<Tensor> parameters() {
+            return List.of();
+        }
+    };
+
     /**
      * Four epochs with new features and output weights each: with M split into the edges inside
      * partitions (M_in) and across them (M_cross), epoch t must compute
@@ -71,10 +107,10 @@ public class GnnAggregationSuite implements ScenarioSuite {
      * epoch 0 reads its own rows, epoch 1 reads them again), q likewise from r; and a pass
      * without autograd {@code M·x_t}.
      */
-    private static void pipelinedSums(Communicator c, Check check, double gamma) {
+    private static void pipelinedSums(Communicator c, Check check, double gamma, boolean throughOperator) {
         RandomPartitionedGraph g = new RandomPartitionedGraph(47, 160, c.size(), 5, false);
         Tensor inside = g.samePartition();
-        for (EdgeNorm norm : EdgeNorm.values()) {
+        for (EdgeNorm norm : throughOperator ? new EdgeNorm[] {EdgeNorm.SUM} : EdgeNorm.values()) {
             for (torch.ScalarType type : new torch.ScalarType[] {torch.ScalarType.Double, torch.ScalarType.Float}) {
                 double tol = type == torch.ScalarType.Double ? 1e-10 : 1e-5;
                 Tensor dense = g.dense(norm);
@@ -99,14 +135,15 @@ public class GnnAggregationSuite implements ScenarioSuite {
                         Tensor gradRef = mIn.t().matmul(r).add(mCross.t().matmul(staleR));
                         m.nextEpoch();
                         Tensor xLocal = g.slice(x, c.rank()).clone().set_requires_grad(true);
-                        Tensor out = m.aggregate(xLocal, norm);
+                        Tensor out = throughOperator ? m.aggregate(xLocal, xLocal, SUM) : m.aggregate(xLocal, norm);
                         out.mul(g.slice(r, c.rank())).sum().backward();
                         String k = norm + " " + type + " epoch " + t + (gamma > 0 ? " smoothing " + gamma : "");
                         check.tensorsClose(k + " forward", g.slice(outRef, c.rank()), out, tol);
                         check.tensorsClose(k + " grad x", g.slice(gradRef, c.rank()), xLocal.grad(), tol);
                         try (NoGradGuard off = new NoGradGuard()) {
                             check.tensorsClose(k + " without autograd: fresh rows", g.slice(dense.to(type).matmul(x), c.rank()),
-                                    m.aggregate(g.slice(x, c.rank()), norm), tol);
+                                    throughOperator ? m.aggregate(g.slice(x, c.rank()), g.slice(x, c.rank()), SUM)
+                                            : m.aggregate(g.slice(x, c.rank()), norm), tol);
                         }
                     }
                 }
@@ -126,8 +163,34 @@ public class GnnAggregationSuite implements ScenarioSuite {
             Tensor narrower = x.narrow(1, 0, 3).clone().set_requires_grad(true);
             if (c.size() > 1) {
                 check.throwsWith("rows narrower than the epoch before", () -> m.aggregate(narrower, EdgeNorm.SUM),
-                        "rank " + c.rank(), "pipelined aggregation 0", "[" + g.rows(c.rank()) + ", 3] Double", "sent [", ", 5] Double",
-                        "one width and dtype");
+                        "rank " + c.rank() + ": pipelined aggregation 0's rows are [", ", 3] Double to rank ",
+                        "sent it the epoch before as [", ", 5] Double", "one width and dtype", "mode(...) restarts the pipeline");
+                java.util.function.Supplier<Tensor> pass = () -> m.aggregate(x.clone().set_requires_grad(true), EdgeNorm.SUM);
+                m.mode(AggregationMode.PIPELINED).nextEpoch();
+                pass.get();
+                m.nextEpoch();
+                check.throwsWith("a forward whose last forward had no backward", pass::get,
+                        "rank " + c.rank() + ": pipelined aggregation 0 runs its forward again before the backward of its last one");
+                m.mode(AggregationMode.PIPELINED).nextEpoch();
+                pass.get().sum().backward();
+                check.throwsWith("a second epoch without nextEpoch()", pass::get,
+                        "a pipelined training forward after a backward in the same epoch", "call graph.nextEpoch()");
+                m.mode(AggregationMode.PIPELINED).nextEpoch();
+                Tensor y = pass.get().sum();
+                y.backward(new Tensor(), new org.bytedeco.pytorch.BoolOptional(true), false, new org.bytedeco.pytorch.TensorArrayRefOptional());
+                check.throwsWith("a second backward through one forward (retain_graph)", y::backward,
+                        "pipelined aggregation 0", "its backward already ran", "each forward's gradients are exchanged once");
+                m.mode(AggregationMode.PIPELINED).nextEpoch();
+                pass.get().add(pass.get()).sum().backward();
+                m.nextEpoch();
+                pass.get().sum().backward();
+                check.throwsWith("an epoch with fewer aggregations than the first", m::nextEpoch,
+                        "rank " + c.rank() + ": epoch 2 of the pipeline made 1 pipelined training aggregations where the first had 2");
+                m.mode(AggregationMode.PIPELINED).nextEpoch();
+                pass.get().sum().backward();
+                m.nextEpoch();
+                check.throwsWith("an epoch with more aggregations than the first", () -> pass.get().add(pass.get()),
+                        "rank " + c.rank() + ": pipelined training aggregation 1 in epoch 2 of the pipeline, whose first epoch had 1");
             } else {
                 // One rank reads no remote rows: nothing is stale, any width goes.
                 m.aggregate(narrower, EdgeNorm.SUM).sum().backward();
