@@ -30,8 +30,8 @@
 # process of its own, so that generation never counts in a rank's memory; (3) one mpirun per
 # configuration (fresh processes: every peak is that configuration's), each rank loading only its
 # partition and reporting VmHWM above its idle baseline (JVM + LibTorch + MPI); (4) the table, the
-# targets and the plot. Writes bench-results/gnn-memory.csv and bench-results/gnn-memory.png, and
-# the full per-rank log to bench-results/work/gnn-memory.log.
+# targets and the plot. Writes gnn-memory.csv and gnn-memory.png to bench-results (or --out), and
+# the full per-rank log to work/gnn-memory.log there.
 # JVM flags of the ranks: -XX:+UseSerialGC -Dorg.bytedeco.javacpp.maxPhysicalBytes=0 plus
 # MN4J_JAVA_FLAGS; extra mpirun flags: MN4J_MPIRUN_FLAGS.
 set -euo pipefail

@@ -185,7 +185,7 @@ public final class TrainGnn implements Callable<Integer> {
             case "sar": return AggregationMode.SAR;
             case "sequential": return AggregationMode.SEQUENTIAL;
             case "oneshot": return AggregationMode.ONE_SHOT;
-            case "pipelined": case "pipegcn": return AggregationMode.PIPELINED;
+            case "pipelined": return AggregationMode.PIPELINED;
             default: throw new IllegalArgumentException("unknown --mode '" + m + "' (sar, sequential, oneshot, pipelined)");
         }
     }

@@ -17,8 +17,9 @@ public enum AggregationMode {
      * boundary rows (and, in backward, their gradients) that partners sent one epoch earlier, while
      * this epoch's go out without waiting; communication overlaps computation at the cost of one
      * epoch of staleness. The first epoch is exact (it waits), the second reads the first's rows;
-     * passes without autograd (evaluation) read fresh rows. Needs
-     * {@link GraphShardManager#nextEpoch()} at the start of every training epoch.
+     * passes without autograd (evaluation) read fresh rows. An epoch is one training forward and its
+     * backward, started by {@link GraphShardManager#nextEpoch()}; every epoch makes the same
+     * aggregations. {@link GraphShardManager#smoothing} adds PipeGCN's moving average.
      */
     PIPELINED
 }

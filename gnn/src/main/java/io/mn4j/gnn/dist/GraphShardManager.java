@@ -47,7 +47,9 @@ import org.slf4j.LoggerFactory;
  * soon as they are used, not when the caller's scope closes; only the result (in the caller's
  * scope) and what autograd saved outlive the call. What SAR's backward reads (the layer's inputs,
  * the final softmax state, the output) is held by handles of its own and closed once backward has
- * used it.
+ * used it. In PIPELINED mode the pipeline also holds, per training aggregation, the rows and
+ * gradients in flight to and from the partners (one epoch's worth each way) and, with smoothing,
+ * their running averages, until {@link #mode}, {@link #smoothing} or {@link #close} ends it.
  */
 public final class GraphShardManager implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(GraphShardManager.class);
@@ -287,6 +289,9 @@ public final class GraphShardManager implements AutoCloseable {
      * {@link AggregationMode#PIPELINED} mode the k-th training aggregation of an epoch reads the
      * rows (and, in backward, the gradients) that the k-th of the previous epoch sent; other modes
      * ignore it. Collective, like the aggregations.
+     *
+     * @throws IllegalStateException in PIPELINED mode, if the epoch that ends made more or fewer
+     *     training aggregations than the pipeline's first
      */
     public GraphShardManager nextEpoch() {
         if (pipelineEpochs > 0 && pipelineCall != pipeline.size()) {
@@ -339,7 +344,7 @@ public final class GraphShardManager implements AutoCloseable {
 
     /**
      * This manager in one-shot mode (SAR's {@code get_full_partition_graph}): one exchange of all
-     * boundary rows per aggregation.
+     * boundary rows per aggregation. Collective, as {@link #mode} is.
      */
     public GraphShardManager fullPartitionGraph() {
         return mode(AggregationMode.ONE_SHOT);
@@ -1248,6 +1253,12 @@ public final class GraphShardManager implements AutoCloseable {
         pipelineEpochs = 0;
     }
 
+    /**
+     * Releases what this rank holds and closes the manager's communicator. Collective: it ends
+     * the pipeline of PIPELINED mode, whose last exchanges it completes with the partners (a
+     * rank whose partners no longer take part, after an error on some ranks only, waits on them;
+     * such a job ends through the uncaught error instead).
+     */
     @Override
     public void close() {
         closePipeline();
