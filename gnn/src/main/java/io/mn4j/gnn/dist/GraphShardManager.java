@@ -49,15 +49,13 @@ import org.slf4j.LoggerFactory;
  * the final softmax state, the output) is held by handles of its own and closed once backward has
  * used it. In PIPELINED mode the pipeline also holds, per training aggregation, the rows and
  * gradients in flight to and from the partners (one epoch's worth each way) and, with smoothing,
- * their running averages, until {@link #mode}, {@link #smoothing} or {@link #close} ends it.
+ * their running averages ({@link Pipeline}), until {@link #mode}, {@link #smoothing} or {@link #close} ends it.
  */
 public final class GraphShardManager implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(GraphShardManager.class);
     private static final int TAG_FORWARD = 11;
     private static final int TAG_BACKWARD = 12;
     private static final int TAG_REFETCH = 13;
-    /** Pipelined aggregation k sends its rows under this tag plus 2k, their gradients plus 2k+1. */
-    private static final int TAG_PIPELINE = 100;
 
     private final Communicator comm;
     private final int rank;
@@ -80,15 +78,9 @@ public final class GraphShardManager implements AutoCloseable {
     private final GradientBridge.Registry bridges = new GradientBridge.Registry();
     private AggregationMode mode = AggregationMode.SAR;
     private int prefetchDepth = 1;
-    /** PIPELINED mode: the exchanges of each training aggregation of an epoch, in call order. */
-    private final List<StaleExchange[]> pipeline = new ArrayList<>();
-    /** The next training aggregation's index in {@link #pipeline}; -1 until {@link #nextEpoch}. */
-    private int pipelineCall = -1;
-    /** Epochs the pipeline has begun ({@link #nextEpoch} calls since it started). */
-    private int pipelineEpochs;
-    /** Whether a pipelined backward has run since the last {@link #nextEpoch}. */
-    private boolean pipelineBackwardRan;
     private double smoothing;
+    /** PIPELINED mode's epochs and exchanges; a new one whenever the mode or smoothing is set. */
+    private Pipeline pipeline;
 
     /**
      * Builds the shards of this rank. Collective over {@code world}.
@@ -186,6 +178,7 @@ public final class GraphShardManager implements AutoCloseable {
 
     private GraphShardManager(Communicator world, long[] offsets, Csr inEdges) {
         this.comm = world.split(0, world.rank());
+        this.pipeline = new Pipeline(comm, smoothing);
         this.rank = comm.rank();
         this.parts = comm.size();
         this.offsets = offsets;
@@ -279,7 +272,7 @@ public final class GraphShardManager implements AutoCloseable {
      * {@link #nextEpoch} starts, is exact again, whatever model ran before.
      */
     public GraphShardManager mode(AggregationMode m) {
-        closePipeline();
+        restartPipeline();
         this.mode = m;
         return this;
     }
@@ -294,14 +287,7 @@ public final class GraphShardManager implements AutoCloseable {
      *     training aggregations than the pipeline's first
      */
     public GraphShardManager nextEpoch() {
-        if (pipelineEpochs > 0 && pipelineCall != pipeline.size()) {
-            String had = pipelineCall + " pipelined training aggregations where the first had " + pipeline.size();
-            throw new IllegalStateException("rank " + rank + ": epoch " + pipelineEpochs + " of the pipeline made " + had
-                    + ": in PIPELINED mode every epoch makes the same aggregations (mode(...) starts a new pipeline)");
-        }
-        pipelineCall = 0;
-        pipelineEpochs++;
-        pipelineBackwardRan = false;
+        pipeline.nextEpoch();
         return this;
     }
 
@@ -317,8 +303,8 @@ public final class GraphShardManager implements AutoCloseable {
         if (!(gamma >= 0 && gamma < 1)) {
             throw new IllegalArgumentException("smoothing must be in [0, 1), got " + gamma);
         }
-        closePipeline();
         this.smoothing = gamma;
+        restartPipeline();
         return this;
     }
 
@@ -564,9 +550,8 @@ public final class GraphShardManager implements AutoCloseable {
      */
     private boolean readsStaleRows(Tensor x) {
         boolean stale = mode == AggregationMode.PIPELINED && x.requires_grad() && org.bytedeco.pytorch.GradMode.is_enabled();
-        if (stale && pipelineCall < 0) {
-            throw new IllegalStateException("rank " + rank + ": PIPELINED aggregation in a training pass before nextEpoch(): "
-                    + "call graph.nextEpoch() at the start of every training epoch (FullGraphTrainer does)");
+        if (stale) {
+            pipeline.requireEpoch();
         }
         return stale;
     }
@@ -580,16 +565,7 @@ public final class GraphShardManager implements AutoCloseable {
      * backward must run once, before the next epoch's forward of the same aggregation.
      */
     private Tensor staleBoundaryRows(Tensor x) {
-        int index = pipelineCall;
-        if (pipelineBackwardRan) {
-            throw new IllegalStateException("rank " + rank + ": a pipelined training forward after a backward in the same epoch: in "
-                    + "PIPELINED mode an epoch is one forward and its backward; call graph.nextEpoch() at the start of every epoch");
-        }
-        StaleExchange[] slot = nextPipelineSlot();
-        if (slot[1].uses() != slot[0].uses()) {
-            throw new IllegalStateException("rank " + rank + ": pipelined aggregation " + index + " runs its forward again before the "
-                    + "backward of its last one: in PIPELINED mode every training forward needs its backward, once, before the next epoch");
-        }
+        Pipeline.Slot slot = pipeline.nextForward();
         Tensor data = x.detach();
         Tensor[] rows = new Tensor[parts];
         for (int p = 0; p < parts; p++) {
@@ -597,23 +573,17 @@ public final class GraphShardManager implements AutoCloseable {
                 rows[p] = data.index_select(0, shards[p].sendRows);
             }
         }
-        settlePipeline();
-        Tensor[] got = slot[0].exchange(rows);
+        pipeline.settle();
+        Tensor[] got = slot.rows().exchange(rows);
         Tensor halo;
         try {
-            List<Tensor> remote = new ArrayList<>(parts - 1);
-            for (int p = 0; p < parts; p++) {
-                if (p != rank) {
-                    remote.add(got[p]);
-                }
-            }
-            halo = cat(remote);
+            halo = catPartners(p -> got[p]);
         } finally {
             Tensors.closeAll(got);
         }
         long width = x.size(1);
         torch.ScalarType type = Tensors.type(x);
-        String name = "pipelined aggregation " + index;
+        String name = "pipelined aggregation " + slot.index();
         return CustomFunction.apply(name, List.of(x), List.of(halo), grads -> {
             // Grad mode is on inside the backward pass only under create_graph.
             if (org.bytedeco.pytorch.GradMode.is_enabled()) {
@@ -630,9 +600,9 @@ public final class GraphShardManager implements AutoCloseable {
                     offset += n;
                 }
             }
-            settlePipeline();
-            pipelineBackwardRan = true;
-            Tensor[] stale = slot[1].exchange(back);
+            pipeline.settle();
+            pipeline.backward();
+            Tensor[] stale = slot.gradients().exchange(back);
             try {
                 Tensor into = torch.zeros(new long[] {numLocal, width}, new TensorOptions(type));
                 for (int p = 0; p < parts; p++) {
@@ -648,30 +618,6 @@ public final class GraphShardManager implements AutoCloseable {
                 + "partners pair them with their own); run the forward again").outputs().get(0);
     }
 
-    /** Lets every pipelined transfer in flight advance, and completed sends release their rows. */
-    private void settlePipeline() {
-        for (StaleExchange[] slot : pipeline) {
-            slot[0].settle();
-            slot[1].settle();
-        }
-    }
-
-    /** The exchanges of this epoch's next training aggregation (new ones in the pipeline's first epoch). */
-    private StaleExchange[] nextPipelineSlot() {
-        if (pipelineCall == pipeline.size()) {
-            if (pipelineEpochs > 1) {
-                throw new IllegalStateException("rank " + rank + ": pipelined training aggregation " + pipelineCall + " in epoch "
-                        + pipelineEpochs + " of the pipeline, whose first epoch had " + pipeline.size() + ": in PIPELINED mode every epoch "
-                        + "makes the same aggregations, and graph.nextEpoch() starts each");
-            }
-            int tag = TAG_PIPELINE + 2 * pipelineCall;
-            String what = "rank " + rank + ": pipelined aggregation " + pipelineCall;
-            pipeline.add(new StaleExchange[] {new StaleExchange(comm, tag, smoothing, what + "'s rows"),
-                new StaleExchange(comm, tag + 1, smoothing, what + "'s gradients")});
-        }
-        return pipeline.get(pipelineCall++);
-    }
-
     /**
      * All remote rows this rank reads, concatenated in partner order (the column order of the
      * halo graph), through the differentiable alltoall: its backward sends the gradients home.
@@ -682,10 +628,15 @@ public final class GraphShardManager implements AutoCloseable {
             sends.add(x.index_select(0, shards[p].sendRows));
         }
         List<Tensor> got = Functions.alltoall(comm, sends);
+        return catPartners(got::get);
+    }
+
+    /** The blocks of every partner (not this rank's), concatenated in partner order. */
+    private Tensor catPartners(java.util.function.IntFunction<Tensor> blockOf) {
         List<Tensor> remote = new ArrayList<>(parts - 1);
         for (int p = 0; p < parts; p++) {
             if (p != rank) {
-                remote.add(got.get(p));
+                remote.add(blockOf.apply(p));
             }
         }
         return cat(remote);
@@ -1243,14 +1194,11 @@ public final class GraphShardManager implements AutoCloseable {
         }
     }
 
-    private void closePipeline() {
-        for (StaleExchange[] slot : pipeline) {
-            slot[0].close();
-            slot[1].close();
+    private void restartPipeline() {
+        if (pipeline != null) {
+            pipeline.close();
         }
-        pipeline.clear();
-        pipelineCall = -1;
-        pipelineEpochs = 0;
+        pipeline = new Pipeline(comm, smoothing);
     }
 
     /**
@@ -1261,7 +1209,7 @@ public final class GraphShardManager implements AutoCloseable {
      */
     @Override
     public void close() {
-        closePipeline();
+        pipeline.close();
         for (Shard s : shards) {
             s.close();
         }

@@ -1,0 +1,110 @@
+package io.mn4j.gnn.dist;
+
+import io.mn4j.communicator.Communicator;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The epochs of PIPELINED mode: for each training aggregation of an epoch, in call order, the
+ * exchanges of its rows and of their gradients ({@link StaleExchange}), and the rules that keep
+ * every rank's k-th aggregation paired with its partners' k-th of the epoch before. An epoch is
+ * one forward and its backward, started by {@link #nextEpoch}, and every epoch makes the same
+ * aggregations as the first; anything else throws, saying what happened, before it would pair
+ * blocks wrongly.
+ */
+final class Pipeline implements AutoCloseable {
+    /** Aggregation k sends its rows under this tag plus 2k, their gradients plus 2k+1. */
+    private static final int TAG_BASE = 100;
+
+    private final Communicator comm;
+    private final double smoothing;
+    private final List<Slot> slots = new ArrayList<>();
+    /** The next training aggregation's index in {@link #slots}; -1 until {@link #nextEpoch}. */
+    private int call = -1;
+    /** {@link #nextEpoch} calls so far. */
+    private int epochs;
+    /** Whether a backward has run since the last {@link #nextEpoch}. */
+    private boolean backwardRan;
+
+    /** The exchanges of one training aggregation. */
+    record Slot(int index, StaleExchange rows, StaleExchange gradients) {
+    }
+
+    Pipeline(Communicator comm, double smoothing) {
+        this.comm = comm;
+        this.smoothing = smoothing;
+    }
+
+    /** See {@link GraphShardManager#nextEpoch()}. */
+    void nextEpoch() {
+        if (epochs > 0 && call != slots.size()) {
+            throw new IllegalStateException(where() + "epoch " + epochs + " of the pipeline made " + call
+                    + " pipelined training aggregations where the first had " + slots.size()
+                    + ": in PIPELINED mode every epoch makes the same aggregations (mode(...) starts a new pipeline)");
+        }
+        call = 0;
+        epochs++;
+        backwardRan = false;
+    }
+
+    /** Throws unless {@link #nextEpoch} has started an epoch. */
+    void requireEpoch() {
+        if (call < 0) {
+            throw new IllegalStateException(where() + "PIPELINED aggregation in a training pass before nextEpoch(): "
+                    + "call graph.nextEpoch() at the start of every training epoch (FullGraphTrainer does)");
+        }
+    }
+
+    /** The exchanges of this epoch's next training forward (new ones in the first epoch). */
+    Slot nextForward() {
+        requireEpoch();
+        if (backwardRan) {
+            throw new IllegalStateException(where() + "a pipelined training forward after a backward in the same epoch: in "
+                    + "PIPELINED mode an epoch is one forward and its backward; call graph.nextEpoch() at the start of every epoch");
+        }
+        if (call == slots.size()) {
+            if (epochs > 1) {
+                throw new IllegalStateException(where() + "pipelined training aggregation " + call + " in epoch " + epochs
+                        + " of the pipeline, whose first epoch had " + slots.size()
+                        + ": in PIPELINED mode every epoch makes the same aggregations, and graph.nextEpoch() starts each");
+            }
+            int tag = TAG_BASE + 2 * call;
+            String what = where() + "pipelined aggregation " + call;
+            slots.add(new Slot(call, new StaleExchange(comm, tag, smoothing, what + "'s rows"),
+                    new StaleExchange(comm, tag + 1, smoothing, what + "'s gradients")));
+        }
+        Slot s = slots.get(call++);
+        if (s.gradients.uses() != s.rows.uses()) {
+            throw new IllegalStateException(where() + "pipelined aggregation " + s.index + " runs its forward again before the "
+                    + "backward of its last one: in PIPELINED mode every training forward needs its backward, once, before the next epoch");
+        }
+        return s;
+    }
+
+    /** Notes that a backward runs in this epoch: no forward may follow it before {@link #nextEpoch}. */
+    void backward() {
+        backwardRan = true;
+    }
+
+    /** Lets every transfer in flight advance, and completed sends release their blocks. */
+    void settle() {
+        for (Slot s : slots) {
+            s.rows.settle();
+            s.gradients.settle();
+        }
+    }
+
+    private String where() {
+        return "rank " + comm.rank() + ": ";
+    }
+
+    /** Completes what is in flight with the partners and releases every block. Collective. */
+    @Override
+    public void close() {
+        for (Slot s : slots) {
+            s.rows.close();
+            s.gradients.close();
+        }
+        slots.clear();
+    }
+}
