@@ -47,9 +47,10 @@ import org.slf4j.LoggerFactory;
  * soon as they are used, not when the caller's scope closes; only the result (in the caller's
  * scope) and what autograd saved outlive the call. What SAR's backward reads (the layer's inputs,
  * the final softmax state, the output) is held by handles of its own and closed once backward has
- * used it. In PIPELINED mode the pipeline also holds, per training aggregation, the rows and
- * gradients in flight to and from the partners (one epoch's worth each way) and, with smoothing,
- * their running averages ({@link Pipeline}), until {@link #mode}, {@link #smoothing} or {@link #close} ends it.
+ * used it. In PIPELINED mode the pipeline ({@link Pipeline}) also holds, per training
+ * aggregation, the rows and gradients in flight to and from the partners (one epoch's worth each
+ * way) and, with smoothing, their running averages, until {@link #mode}, {@link #smoothing} or
+ * {@link #close} ends it.
  */
 public final class GraphShardManager implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(GraphShardManager.class);
