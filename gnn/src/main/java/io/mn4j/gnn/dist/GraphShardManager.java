@@ -47,7 +47,7 @@ import org.slf4j.LoggerFactory;
  * soon as they are used, not when the caller's scope closes; only the result (in the caller's
  * scope) and what autograd saved outlive the call. What SAR's backward reads (the layer's inputs,
  * the final softmax state, the output) is held by handles of its own and closed once backward has
- * used it. In PIPELINED mode the pipeline ({@link Pipeline}) also holds, per training
+ * used it. In PIPELINED mode the pipeline ({@code Pipeline}) also holds, per training
  * aggregation, the rows and gradients in flight to and from the partners (one epoch's worth each
  * way) and, with smoothing, their running averages, until {@link #mode}, {@link #smoothing} or
  * {@link #close} ends it.
@@ -273,7 +273,7 @@ public final class GraphShardManager implements AutoCloseable {
      * {@link #nextEpoch} starts, is exact again, whatever model ran before.
      */
     public GraphShardManager mode(AggregationMode m) {
-        restartPipeline();
+        restartPipeline(smoothing);
         this.mode = m;
         return this;
     }
@@ -284,8 +284,8 @@ public final class GraphShardManager implements AutoCloseable {
      * rows (and, in backward, the gradients) that the k-th of the previous epoch sent; other modes
      * ignore it. Collective, like the aggregations.
      *
-     * @throws IllegalStateException in PIPELINED mode, if the epoch that ends made more or fewer
-     *     training aggregations than the pipeline's first
+     * @throws IllegalStateException in PIPELINED mode, if the epoch that ends made fewer training
+     *     aggregations than the pipeline's first (more are refused at the extra one)
      */
     public GraphShardManager nextEpoch() {
         pipeline.nextEpoch();
@@ -304,8 +304,8 @@ public final class GraphShardManager implements AutoCloseable {
         if (!(gamma >= 0 && gamma < 1)) {
             throw new IllegalArgumentException("smoothing must be in [0, 1), got " + gamma);
         }
+        restartPipeline(gamma);
         this.smoothing = gamma;
-        restartPipeline();
         return this;
     }
 
@@ -566,7 +566,9 @@ public final class GraphShardManager implements AutoCloseable {
      * backward must run once, before the next epoch's forward of the same aggregation.
      */
     private Tensor staleBoundaryRows(Tensor x) {
-        Pipeline.Slot slot = pipeline.nextForward();
+        // The backward belongs to this pipeline, even if mode() has started another since.
+        Pipeline pipe = pipeline;
+        Pipeline.Slot slot = pipe.nextForward();
         Tensor data = x.detach();
         Tensor[] rows = new Tensor[parts];
         for (int p = 0; p < parts; p++) {
@@ -574,7 +576,7 @@ public final class GraphShardManager implements AutoCloseable {
                 rows[p] = data.index_select(0, shards[p].sendRows);
             }
         }
-        pipeline.settle();
+        pipe.settle();
         Tensor[] got = slot.rows().exchange(rows);
         Tensor halo;
         try {
@@ -601,8 +603,8 @@ public final class GraphShardManager implements AutoCloseable {
                     offset += n;
                 }
             }
-            pipeline.settle();
-            pipeline.backward();
+            pipe.settle();
+            pipe.backward();
             Tensor[] stale = slot.gradients().exchange(back);
             try {
                 Tensor into = torch.zeros(new long[] {numLocal, width}, new TensorOptions(type));
@@ -1195,11 +1197,9 @@ public final class GraphShardManager implements AutoCloseable {
         }
     }
 
-    private void restartPipeline() {
-        if (pipeline != null) {
-            pipeline.close();
-        }
-        pipeline = new Pipeline(comm, smoothing);
+    private void restartPipeline(double gamma) {
+        pipeline.close();
+        pipeline = new Pipeline(comm, gamma);
     }
 
     /**

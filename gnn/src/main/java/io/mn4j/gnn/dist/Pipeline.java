@@ -25,6 +25,7 @@ final class Pipeline implements AutoCloseable {
     private int epochs;
     /** Whether a backward has run since the last {@link #nextEpoch}. */
     private boolean backwardRan;
+    private boolean closed;
 
     /** The exchanges of one training aggregation. */
     record Slot(int index, StaleExchange rows, StaleExchange gradients) {
@@ -37,6 +38,7 @@ final class Pipeline implements AutoCloseable {
 
     /** See {@link GraphShardManager#nextEpoch()}. */
     void nextEpoch() {
+        requireOpen();
         if (epochs > 0 && call != slots.size()) {
             throw new IllegalStateException(where() + "epoch " + epochs + " of the pipeline made " + call
                     + " pipelined training aggregations where the first had " + slots.size()
@@ -47,15 +49,28 @@ final class Pipeline implements AutoCloseable {
         backwardRan = false;
     }
 
-    /** Throws unless {@link #nextEpoch} has started an epoch. */
+    /** Throws unless {@link #nextEpoch} has started an epoch (and the pipeline is open). */
     void requireEpoch() {
+        requireOpen();
         if (call < 0) {
             throw new IllegalStateException(where() + "PIPELINED aggregation in a training pass before nextEpoch(): "
                     + "call graph.nextEpoch() at the start of every training epoch (FullGraphTrainer does)");
         }
     }
 
-    /** The exchanges of this epoch's next training forward (new ones in the first epoch). */
+    private void requireOpen() {
+        if (closed) {
+            throw new IllegalStateException(where() + "the pipeline was ended (mode(), smoothing() or close())");
+        }
+    }
+
+    /**
+     * The exchanges of this epoch's next training forward (new ones in the first epoch).
+     *
+     * @throws IllegalStateException before the first {@link #nextEpoch}, after {@link #close}, for
+     *     a forward after a backward of the same epoch, for more aggregations than the first epoch
+     *     made, and for a forward whose last forward had no backward
+     */
     Slot nextForward() {
         requireEpoch();
         if (backwardRan) {
@@ -98,9 +113,13 @@ final class Pipeline implements AutoCloseable {
         return "rank " + comm.rank() + ": ";
     }
 
-    /** Completes what is in flight with the partners and releases every block. Collective. */
+    /**
+     * Completes what is in flight with the partners and releases every block. Collective. The
+     * pipeline cannot be used afterwards.
+     */
     @Override
     public void close() {
+        closed = true;
         for (Slot s : slots) {
             s.rows.close();
             s.gradients.close();

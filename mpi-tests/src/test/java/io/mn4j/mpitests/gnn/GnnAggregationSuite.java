@@ -197,5 +197,8 @@ public class GnnAggregationSuite implements ScenarioSuite {
                 check.equal("one rank: the narrower rows aggregate", 3L, narrower.grad().size(1));
             }
         }
+        GraphShardManager closed = GraphShardManager.build(c, g.offsets, g.localInEdges(c.rank())).mode(AggregationMode.PIPELINED);
+        closed.close();
+        check.throwsWith("nextEpoch() after close()", closed::nextEpoch, "rank " + c.rank() + ": the pipeline was ended");
     }
 }
