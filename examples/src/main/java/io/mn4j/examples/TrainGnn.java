@@ -93,6 +93,12 @@ public final class TrainGnn implements Callable<Integer> {
                     + "(PipeGCN-GF; PipeGCN uses 0.95); 0 uses them as received. Default: ${DEFAULT-VALUE}.")
     double smoothing = 0;
 
+    @Option(names = "--staleness", paramLabel = "S",
+            description = "With --mode pipelined: read the newest boundary rows and gradients that have arrived if at most S epochs "
+                    + "old, waiting only for older (1, PipeGCN's, always reads the last epoch's; above 1 the results depend on "
+                    + "timing). Default: ${DEFAULT-VALUE}.")
+    int staleness = 1;
+
     @Option(names = "--partitions", paramLabel = "DIR",
             description = "Train on this partition directory (written by Partition, one part per rank) instead of partitioning here.")
     Path partitions;
@@ -174,6 +180,12 @@ public final class TrainGnn implements Callable<Integer> {
             if (smoothing > 0 && parseMode(mode) != AggregationMode.PIPELINED) {
                 throw new IllegalArgumentException("--smoothing applies to --mode pipelined only (got --mode " + mode + ")");
             }
+            if (staleness < 1) {
+                throw new IllegalArgumentException("--staleness must be at least 1, got " + staleness);
+            }
+            if (staleness > 1 && parseMode(mode) != AggregationMode.PIPELINED) {
+                throw new IllegalArgumentException("--staleness applies to --mode pipelined only (got --mode " + mode + ")");
+            }
             return new GnnRun.Config(kind, parseMode(mode), hidden, layers, heads, dropout, lr, weightDecay, seed);
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
@@ -206,7 +218,7 @@ public final class TrainGnn implements Callable<Integer> {
                     return null;
                 });
                 try (GnnRun run = GnnRun.start(comm, part, config)) {
-                    run.graph().smoothing(smoothing);
+                    run.graph().smoothing(smoothing).staleness(staleness);
                     train(comm, run, dir, outDir, talk ? stdout : null);
                 }
             }
@@ -251,7 +263,8 @@ public final class TrainGnn implements Callable<Integer> {
         RunOutput output = null;
         if (talk != null) {
             talk.printf("TrainGnn: %s%s over %s, %d parameters%n", run.describe(),
-                    smoothing > 0 ? ", smoothing " + smoothing : "", Cli.ranks(n), run.parameterCount());
+                    (smoothing > 0 ? ", smoothing " + smoothing : "") + (staleness > 1 ? ", staleness " + staleness : ""), Cli.ranks(n),
+                    run.parameterCount());
             talk.printf("  partitions %s (%s, edge cut %d, communication volume %d rows); nodes per rank %s%n", dir, meta.method(),
                     meta.edgeCut(), meta.commVolume(), localNodes);
             String title = "TrainGnn " + run.config().kind() + " " + run.config().mode() + " (" + Cli.ranks(n) + ")";

@@ -171,6 +171,10 @@ public final class GnnMemoryBenchmark implements Callable<Integer> {
                 + "(default: ${DEFAULT-VALUE}).")
         String mode;
 
+        @Option(names = "--staleness", defaultValue = "1", description = "Pipelined mode: the most epochs old the rows a pass reads "
+                + "may be (default: ${DEFAULT-VALUE}).")
+        int staleness;
+
         @Option(names = "--epochs", defaultValue = "2", description = "Epochs (default: ${DEFAULT-VALUE}).")
         int epochs;
 
@@ -253,7 +257,7 @@ public final class GnnMemoryBenchmark implements Callable<Integer> {
 
             // Load: only this rank's partition, then the shards, the model and the optimizer.
             PartitionData part = PartitionReader.load(comm, dir);
-            GraphShardManager graph = GraphShardManager.build(comm, part).mode(mode).prefetchDepth(o.prefetch)
+            GraphShardManager graph = GraphShardManager.build(comm, part).mode(mode).staleness(o.staleness).prefetchDepth(o.prefetch)
                     .edgesPerStep(o.edgesPerStep);
             Tensor x = part.features();
             Tensor labels = part.labels();

@@ -19,7 +19,8 @@ public enum AggregationMode {
      * epoch of staleness. The first epoch is exact (it waits), the second reads the first's rows;
      * passes without autograd (evaluation) read fresh rows. An epoch is one training forward and its
      * backward, started by {@link GraphShardManager#nextEpoch()}; every epoch makes the same
-     * aggregations. {@link GraphShardManager#smoothing} adds PipeGCN's moving average.
+     * aggregations. {@link GraphShardManager#smoothing} adds PipeGCN's moving average, and
+     * {@link GraphShardManager#staleness} lets a pass read rows up to that many epochs old.
      */
     PIPELINED
 }

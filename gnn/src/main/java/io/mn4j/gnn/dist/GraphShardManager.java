@@ -49,8 +49,9 @@ import org.slf4j.LoggerFactory;
  * the final softmax state, the output) is held by handles of its own and closed once backward has
  * used it. In PIPELINED mode the pipeline ({@code Pipeline}) also holds, per training
  * aggregation, the rows and gradients in flight to and from the partners (one epoch's worth each
- * way) and, with smoothing, their running averages, until {@link #mode}, {@link #smoothing} or
- * {@link #close} ends it.
+ * way, up to {@link #staleness} epochs' when partners fall behind, and the newest arrived while a
+ * later pass may read it) and, with smoothing, their running averages, until {@link #mode},
+ * {@link #smoothing}, {@link #staleness} or {@link #close} ends it.
  */
 public final class GraphShardManager implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(GraphShardManager.class);
@@ -80,6 +81,7 @@ public final class GraphShardManager implements AutoCloseable {
     private AggregationMode mode = AggregationMode.SAR;
     private int prefetchDepth = 1;
     private double smoothing;
+    private int staleness = 1;
     /** PIPELINED mode's epochs and exchanges; a new one whenever the mode or smoothing is set. */
     private Pipeline pipeline;
 
@@ -179,7 +181,7 @@ public final class GraphShardManager implements AutoCloseable {
 
     private GraphShardManager(Communicator world, long[] offsets, Csr inEdges) {
         this.comm = world.split(0, world.rank());
-        this.pipeline = new Pipeline(comm, smoothing);
+        this.pipeline = new Pipeline(comm, smoothing, staleness);
         this.rank = comm.rank();
         this.parts = comm.size();
         this.offsets = offsets;
@@ -273,7 +275,7 @@ public final class GraphShardManager implements AutoCloseable {
      * {@link #nextEpoch} starts, is exact again, whatever model ran before.
      */
     public GraphShardManager mode(AggregationMode m) {
-        restartPipeline(smoothing);
+        restartPipeline(smoothing, staleness);
         this.mode = m;
         return this;
     }
@@ -304,8 +306,28 @@ public final class GraphShardManager implements AutoCloseable {
         if (!(gamma >= 0 && gamma < 1)) {
             throw new IllegalArgumentException("smoothing must be in [0, 1), got " + gamma);
         }
-        restartPipeline(gamma);
+        restartPipeline(gamma, staleness);
         this.smoothing = gamma;
+        return this;
+    }
+
+    /**
+     * PIPELINED mode: how many epochs old the rows and gradients a training pass reads may be. A
+     * pass reads the newest ones that have fully arrived from every partner if they are at most
+     * this old, and otherwise waits for the oldest that are not too old; the default, 1, is
+     * PipeGCN's: always the previous epoch's. Above 1, which epoch's a pass reads depends on
+     * timing, so results are no longer reproducible run to run; a rank then waits for a slow
+     * partner only once it is more than {@code epochs} behind. Collective, like {@link #mode}: it
+     * ends the pipeline too.
+     *
+     * @throws IllegalArgumentException unless {@code epochs} ≥ 1
+     */
+    public GraphShardManager staleness(int epochs) {
+        if (epochs < 1) {
+            throw new IllegalArgumentException("staleness must be at least 1 epoch, got " + epochs);
+        }
+        restartPipeline(smoothing, epochs);
+        this.staleness = epochs;
         return this;
     }
 
@@ -1197,9 +1219,9 @@ public final class GraphShardManager implements AutoCloseable {
         }
     }
 
-    private void restartPipeline(double gamma) {
+    private void restartPipeline(double gamma, int epochs) {
         pipeline.close();
-        pipeline = new Pipeline(comm, gamma);
+        pipeline = new Pipeline(comm, gamma, epochs);
     }
 
     /**

@@ -18,6 +18,7 @@ final class Pipeline implements AutoCloseable {
 
     private final Communicator comm;
     private final double smoothing;
+    private final int staleness;
     private final List<Slot> slots = new ArrayList<>();
     /** The next training aggregation's index in {@link #slots}; -1 until {@link #nextEpoch}. */
     private int call = -1;
@@ -31,9 +32,10 @@ final class Pipeline implements AutoCloseable {
     record Slot(int index, StaleExchange rows, StaleExchange gradients) {
     }
 
-    Pipeline(Communicator comm, double smoothing) {
+    Pipeline(Communicator comm, double smoothing, int staleness) {
         this.comm = comm;
         this.smoothing = smoothing;
+        this.staleness = staleness;
     }
 
     /** See {@link GraphShardManager#nextEpoch()}. */
@@ -60,7 +62,7 @@ final class Pipeline implements AutoCloseable {
 
     private void requireOpen() {
         if (closed) {
-            throw new IllegalStateException(where() + "the pipeline was ended (mode(), smoothing() or close())");
+            throw new IllegalStateException(where() + "the pipeline was ended (mode(), smoothing(), staleness() or close())");
         }
     }
 
@@ -85,8 +87,8 @@ final class Pipeline implements AutoCloseable {
             }
             int tag = TAG_BASE + 2 * call;
             String what = where() + "pipelined aggregation " + call;
-            slots.add(new Slot(call, new StaleExchange(comm, tag, smoothing, what + "'s rows"),
-                    new StaleExchange(comm, tag + 1, smoothing, what + "'s gradients")));
+            slots.add(new Slot(call, new StaleExchange(comm, tag, smoothing, staleness, what + "'s rows"),
+                    new StaleExchange(comm, tag + 1, smoothing, staleness, what + "'s gradients")));
         }
         Slot s = slots.get(call++);
         if (s.gradients.uses() != s.rows.uses()) {

@@ -4,14 +4,20 @@ import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.RecvHandle;
 import io.mn4j.communicator.SendHandle;
 import io.mn4j.gnn.util.Tensors;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 
 /**
  * One direction of one pipelined aggregation (PipeGCN): each use sends this step's blocks to every
- * partner without waiting, and hands back what the partners sent one use earlier. The first use
- * has nothing earlier: it waits for this step's blocks and hands them back, and the second use gets
- * them again, so from then on every use is exactly one step stale.
+ * partner without waiting, and hands back blocks the partners sent at an earlier use: the newest
+ * generation (one use's blocks from every partner) that has fully arrived, if it is at most
+ * {@code staleness} uses old; otherwise it waits for the oldest one that is not. With staleness 1
+ * (PipeGCN) that is always the previous use's. The first use has nothing earlier: it waits for this
+ * use's blocks and hands them back, and later uses may read them again while they are recent
+ * enough.
  *
  * <p>With smoothing γ > 0 (PipeGCN's moving average), each use hands back instead the running
  * average {@code s ← γ·s + (1−γ)·b} of the blocks b it would have handed back, starting from the
@@ -25,21 +31,30 @@ final class StaleExchange implements AutoCloseable {
     private final Communicator comm;
     private final int tag;
     private final double smoothing;
+    private final int staleness;
     /** What the blocks are, for errors: "rank 2: pipelined aggregation 1's rows". */
     private final String what;
-    /** Handles on the blocks received at the first use, handed back again at the second. */
-    private Tensor[] kept;
+    /** Generations posted and not yet taken, oldest first. */
+    private final ArrayDeque<Generation> inFlight = new ArrayDeque<>();
+    /** Sends of taken generations, until they complete. */
+    private final List<SendHandle> sending = new ArrayList<>();
+    /** The newest generation taken, while a later use may still read it; null otherwise. */
+    private Tensor[] latest;
+    private int latestUse = -1;
     /** The running averages handed back when smoothing (null until the first use). */
     private Tensor[] average;
-    private SendHandle[] sends;
-    private RecvHandle[] receives;
     private int uses;
     private boolean closed;
 
-    StaleExchange(Communicator comm, int tag, double smoothing, String what) {
+    /** One use's blocks in flight: received from and sent to every partner. */
+    private record Generation(int use, RecvHandle[] receives, SendHandle[] sends) {
+    }
+
+    StaleExchange(Communicator comm, int tag, double smoothing, int staleness, String what) {
         this.comm = comm;
         this.tag = tag;
         this.smoothing = smoothing;
+        this.staleness = staleness;
         this.what = what;
     }
 
@@ -50,10 +65,9 @@ final class StaleExchange implements AutoCloseable {
 
     /**
      * Sends {@code blocks[p]} to every partner p (the entry of this rank is ignored) and returns,
-     * per partner, the block it sent at the previous use (at the first use, the block it sends
-     * now). The caller owns the returned tensors (they belong to no pointer scope) and should
-     * close them as soon as it has used them: until the next use they are all the memory a
-     * pipelined step keeps besides what is in flight.
+     * per partner, the blocks of the generation this use reads (at the first use, the blocks
+     * partners send now). The caller owns the returned tensors (they belong to no pointer scope)
+     * and should close them as soon as it has used them.
      *
      * @throws IllegalStateException after {@link #close()}, or if a partner's block differs in
      *     width or dtype from the one this rank sends it now (the pipeline then holds blocks of
@@ -61,15 +75,37 @@ final class StaleExchange implements AutoCloseable {
      */
     Tensor[] exchange(Tensor[] blocks) {
         if (closed) {
-            throw new IllegalStateException(what + ": the pipeline was ended (mode(), smoothing() or close()) "
+            throw new IllegalStateException(what + ": the pipeline was ended (mode(), smoothing(), staleness() or close()) "
                     + "between a training forward and its backward");
         }
-        uses++;
-        Tensor[] got = staleBlocks(blocks);
+        int use = uses++;
+        if (use == 0) {
+            post(blocks, use);
+            take(inFlight.pollFirst());
+        } else {
+            while (!inFlight.isEmpty() && arrived(inFlight.peekFirst())) {
+                take(inFlight.pollFirst());
+            }
+            while (latest == null || use - latestUse > staleness) {
+                take(inFlight.pollFirst()); // waits: its blocks are older than the bound allows
+            }
+        }
+        Tensor[] got = new Tensor[latest.length];
+        for (int p = 0; p < got.length; p++) {
+            got[p] = Tensors.own(latest[p]);
+        }
+        if (latestUse + staleness < use + 1) {
+            // No later use may read it: its memory goes now.
+            Tensors.closeAll(latest);
+            latest = null;
+        }
+        if (use > 0) {
+            post(blocks, use);
+        }
         try {
             for (int p = 0; p < got.length; p++) {
                 if (got[p] != null) {
-                    requireLike(blocks[p], got[p], p, "sent it the epoch before");
+                    requireLike(blocks[p], got[p], p, "sent it in an earlier epoch");
                 }
             }
             return smoothing == 0 ? got : smoothed(got);
@@ -79,24 +115,34 @@ final class StaleExchange implements AutoCloseable {
         }
     }
 
-    private Tensor[] staleBlocks(Tensor[] blocks) {
-        Tensor[] out;
-        if (receives != null) {
-            out = complete();
-        } else if (kept != null) {
-            out = kept;
-            kept = null;
-        } else {
-            post(blocks);
-            out = complete();
-            kept = new Tensor[out.length];
-            for (int p = 0; p < out.length; p++) {
-                kept[p] = Tensors.own(out[p]);
+    /** Whether every block of {@code g} is in (never waits). */
+    private static boolean arrived(Generation g) {
+        for (RecvHandle r : g.receives) {
+            if (r != null && !r.test()) {
+                return false;
             }
-            return out;
         }
-        post(blocks);
-        return out;
+        return true;
+    }
+
+    /** Waits for the blocks of {@code g}, which become {@link #latest}; its sends go on. */
+    private void take(Generation g) {
+        Tensor[] got = new Tensor[g.receives.length];
+        for (int p = 0; p < got.length; p++) {
+            if (g.receives[p] != null) {
+                got[p] = Tensors.unscoped(g.receives[p].waitFor());
+            }
+        }
+        for (SendHandle s : g.sends) {
+            if (s != null) {
+                sending.add(s);
+            }
+        }
+        if (latest != null) {
+            Tensors.closeAll(latest);
+        }
+        latest = got;
+        latestUse = g.use;
     }
 
     private void requireLike(Tensor mine, Tensor theirs, int partner, String when) {
@@ -128,7 +174,7 @@ final class StaleExchange implements AutoCloseable {
                 continue;
             }
             if (first) {
-                // A copy: the first blocks are handed back again at the second use.
+                // A copy: the first blocks may be handed back again.
                 average[p] = Tensors.unscoped(blocks[p].clone());
             } else {
                 average[p].mul_(new Scalar(smoothing)).add_(blocks[p], new Scalar(1 - smoothing));
@@ -141,28 +187,24 @@ final class StaleExchange implements AutoCloseable {
 
     /**
      * Advances the transfers in flight without waiting: a completed send lets go of its block at
-     * once instead of at the next use, and a receive whose header has come posts its payload.
+     * once, and a receive whose header has come posts its payload.
      */
     void settle() {
-        if (receives == null) {
-            return;
-        }
-        for (RecvHandle r : receives) {
-            if (r != null) {
-                r.test();
+        for (Generation g : inFlight) {
+            arrived(g);
+            for (SendHandle s : g.sends) {
+                if (s != null) {
+                    s.test();
+                }
             }
         }
-        for (SendHandle s : sends) {
-            if (s != null) {
-                s.test();
-            }
-        }
+        sending.removeIf(SendHandle::test);
     }
 
-    private void post(Tensor[] blocks) {
+    private void post(Tensor[] blocks, int use) {
         int parts = comm.size(), me = comm.rank();
-        receives = new RecvHandle[parts];
-        sends = new SendHandle[parts];
+        RecvHandle[] receives = new RecvHandle[parts];
+        SendHandle[] sends = new SendHandle[parts];
         for (int p = 0; p < parts; p++) {
             if (p != me) {
                 receives[p] = comm.irecv(p, tag);
@@ -173,30 +215,13 @@ final class StaleExchange implements AutoCloseable {
                 sends[p] = comm.isend(blocks[p], p, tag);
             }
         }
-    }
-
-    /** Waits for the blocks in flight; they then belong to no pointer scope. */
-    private Tensor[] complete() {
-        Tensor[] got = new Tensor[receives.length];
-        for (int p = 0; p < receives.length; p++) {
-            if (receives[p] != null) {
-                got[p] = Tensors.unscoped(receives[p].waitFor());
-            }
-        }
-        for (SendHandle s : sends) {
-            if (s != null) {
-                s.waitFor();
-            }
-        }
-        receives = null;
-        sends = null;
-        return got;
+        inFlight.addLast(new Generation(use, receives, sends));
     }
 
     /**
-     * Takes the blocks still in flight and releases everything held. Collective, like the uses:
-     * it waits for the partners' blocks of the last use, which they sent then, and for them to
-     * take this rank's.
+     * Takes the blocks still in flight, waits for this rank's to be taken, and releases
+     * everything held. Collective, like the uses: the partners sent those blocks at their uses,
+     * and take this rank's in their own close.
      */
     @Override
     public void close() {
@@ -204,12 +229,16 @@ final class StaleExchange implements AutoCloseable {
             return;
         }
         closed = true;
-        if (receives != null) {
-            Tensors.closeAll(complete());
+        while (!inFlight.isEmpty()) {
+            take(inFlight.pollFirst());
         }
-        closeAll(kept);
+        for (SendHandle s : sending) {
+            s.waitFor();
+        }
+        sending.clear();
+        closeAll(latest);
         closeAll(average);
-        kept = null;
+        latest = null;
         average = null;
     }
 

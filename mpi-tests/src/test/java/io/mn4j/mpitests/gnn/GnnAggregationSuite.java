@@ -56,13 +56,17 @@ public class GnnAggregationSuite implements ScenarioSuite {
         // The path attention layers take, with an operator whose every pass is checkable by hand.
         s.put("a ShardOperator (plain sum) PIPELINED: epoch t reads the boundary rows and gradients of epoch t-1",
                 (c, check) -> pipelinedSums(c, check, 0, true));
-        s.put("PIPELINED smoothing outside [0, 1) is refused", (c, check) -> {
+        s.put("PIPELINED smoothing outside [0, 1) and staleness below 1 are refused", (c, check) -> {
             RandomPartitionedGraph g = new RandomPartitionedGraph(47, 160, c.size(), 5, false);
             try (GraphShardManager m = GraphShardManager.build(c, g.offsets, g.localInEdges(c.rank()))) {
                 check.throwsWith("smoothing 1", () -> m.smoothing(1), "smoothing must be in [0, 1), got 1.0");
                 check.throwsWith("smoothing NaN", () -> m.smoothing(Double.NaN), "smoothing must be in [0, 1), got NaN");
+                check.throwsWith("staleness 0", () -> m.staleness(0), "staleness must be at least 1 epoch, got 0");
             }
         });
+        s.put("sums PIPELINED, staleness 2: every epoch reads rows and gradients of one of the two epochs before",
+                (c, check) -> boundedStaleness(c, check, false));
+        s.put("sums PIPELINED, staleness 2: partners that fall behind are not waited for", (c, check) -> boundedStaleness(c, check, true));
         s.put("sums PIPELINED: clear errors for a training pass before nextEpoch() and for rows that change width",
                 GnnAggregationSuite::pipelinedMisuse);
         return s;
@@ -151,6 +155,50 @@ public class GnnAggregationSuite implements ScenarioSuite {
         }
     }
 
+    /**
+     * Staleness 2, five epochs of {@code M_in·x_t + M_cross·x_k} (sums, float64): each epoch's
+     * output and gradient must be one of those with k = t-1 or t-2 (0 at least; one generation for
+     * all partners). With {@code partnersLate}, every rank but 0 sleeps before its forward of
+     * epoch 2, so that rank 0 reaches epoch 3 before their rows of epoch 2 exist: it must read
+     * epoch 1's (forward and backward) rather than wait, where staleness 1 would wait for epoch 2's.
+     */
+    private static void boundedStaleness(Communicator c, Check check, boolean partnersLate) {
+        RandomPartitionedGraph g = new RandomPartitionedGraph(47, 160, c.size(), 5, false);
+        Tensor dense = g.dense(EdgeNorm.SUM);
+        Tensor mIn = dense.mul(g.samePartition());
+        Tensor mCross = dense.sub(mIn);
+        java.util.function.IntFunction<Tensor> xs = t -> RandomPartitionedGraph.values(20 + t, torch.ScalarType.Double, g.n, 5);
+        java.util.function.IntFunction<Tensor> rs = t -> RandomPartitionedGraph.values(40 + t, torch.ScalarType.Double, g.n, 5);
+        try (GraphShardManager m = GraphShardManager.build(c, g.offsets, g.localInEdges(c.rank())).mode(AggregationMode.PIPELINED).staleness(2)) {
+            for (int t = 0; t < 5; t++) {
+                if (partnersLate && t == 2 && c.rank() > 0) {
+                    try {
+                        Thread.sleep(1500);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                m.nextEpoch();
+                Tensor xLocal = g.slice(xs.apply(t), c.rank()).clone().set_requires_grad(true);
+                Tensor out = m.aggregate(xLocal, EdgeNorm.SUM);
+                out.mul(g.slice(rs.apply(t), c.rank())).sum().backward();
+                int forward = -1, backward = -1;
+                for (int k = Math.max(t - 2, 0); k <= Math.max(t - 1, 0); k++) {
+                    Tensor outRef = g.slice(mIn.matmul(xs.apply(t)).add(mCross.matmul(xs.apply(k))), c.rank());
+                    Tensor gradRef = g.slice(mIn.t().matmul(rs.apply(t)).add(mCross.t().matmul(rs.apply(k))), c.rank());
+                    forward = out.sub(outRef).abs().max().item_double() < 1e-10 ? k : forward;
+                    backward = xLocal.grad().sub(gradRef).abs().max().item_double() < 1e-10 ? k : backward;
+                }
+                check.isTrue("epoch " + t + " forward reads epoch t-1's or t-2's rows", forward >= 0, "matches neither");
+                check.isTrue("epoch " + t + " backward reads epoch t-1's or t-2's gradients", backward >= 0, "matches neither");
+                if (partnersLate && t == 3 && c.rank() == 0 && c.size() > 1) {
+                    check.equal("epoch 3 on rank 0, partners asleep: the rows read are of epoch", 1, forward);
+                    check.equal("epoch 3 on rank 0, partners asleep: the gradients read are of epoch", 1, backward);
+                }
+            }
+        }
+    }
+
     private static void pipelinedMisuse(Communicator c, Check check) {
         RandomPartitionedGraph g = new RandomPartitionedGraph(47, 160, c.size(), 5, false);
         try (GraphShardManager m = GraphShardManager.build(c, g.offsets, g.localInEdges(c.rank())).mode(AggregationMode.PIPELINED)) {
@@ -164,7 +212,7 @@ public class GnnAggregationSuite implements ScenarioSuite {
             if (c.size() > 1) {
                 check.throwsWith("rows narrower than the epoch before", () -> m.aggregate(narrower, EdgeNorm.SUM),
                         "rank " + c.rank() + ": pipelined aggregation 0's rows are [", ", 3] Double to rank ",
-                        "sent it the epoch before as [", ", 5] Double", "one width and dtype", "mode(...) restarts the pipeline");
+                        "sent it in an earlier epoch as [", ", 5] Double", "one width and dtype", "mode(...) restarts the pipeline");
                 java.util.function.Supplier<Tensor> pass = () -> m.aggregate(x.clone().set_requires_grad(true), EdgeNorm.SUM);
                 m.mode(AggregationMode.PIPELINED).nextEpoch();
                 pass.get();

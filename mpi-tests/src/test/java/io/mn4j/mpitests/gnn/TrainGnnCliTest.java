@@ -63,7 +63,7 @@ class TrainGnnCliTest {
         String[] t = inProcess(new TrainGnn(), "--help");
         assertEquals("0", t[0]);
         for (String option : List.of("--data", "--model", "--mode", "--partitions", "--partitioner", "--epochs", "--hidden", "--layers",
-                "--heads", "--dropout", "--lr", "--weight-decay", "--seed", "--nodes", "--smoothing", "maxPhysicalBytes")) {
+                "--heads", "--dropout", "--lr", "--weight-decay", "--seed", "--nodes", "--smoothing", "--staleness", "maxPhysicalBytes")) {
             assertTrue(t[1].contains(option), "TrainGnn --help lacks " + option + ":\n" + t[1]);
         }
         String[] p = inProcess(new Partition(), "--help");
@@ -75,6 +75,9 @@ class TrainGnnCliTest {
         String[] smoothingWithoutPipeline = inProcess(new TrainGnn(), "--mode", "oneshot", "--smoothing", "0.9");
         assertTrue(smoothingWithoutPipeline[2].contains("--smoothing applies to --mode pipelined only (got --mode oneshot)"),
                 smoothingWithoutPipeline[2]);
+        String[] stalenessWithoutPipeline = inProcess(new TrainGnn(), "--staleness", "2");
+        assertTrue(stalenessWithoutPipeline[2].contains("--staleness applies to --mode pipelined only (got --mode sar)"),
+                stalenessWithoutPipeline[2]);
     }
 
     @Test
