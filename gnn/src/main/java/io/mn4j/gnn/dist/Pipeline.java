@@ -7,7 +7,7 @@ import java.util.List;
 /**
  * The epochs of PIPELINED mode: for each training aggregation of an epoch, in call order, the
  * exchanges of its rows and of their gradients ({@link StaleExchange}), and the rules that keep
- * every rank's k-th aggregation paired with its partners' k-th of the epoch before. An epoch is
+ * every rank's k-th aggregation paired with its partners' k-th of earlier epochs. An epoch is
  * one forward and its backward, started by {@link #nextEpoch}, and every epoch makes the same
  * aggregations as the first; anything else throws, saying what happened, before it would pair
  * blocks wrongly.
