@@ -87,7 +87,12 @@ final class StaleExchange implements AutoCloseable {
                 take(inFlight.pollFirst());
             }
             while (latest == null || use - latestUse > staleness) {
-                take(inFlight.pollFirst()); // waits: its blocks are older than the bound allows
+                if (inFlight.isEmpty()) {
+                    // Only after an earlier use failed between taking its blocks and sending its own.
+                    throw new IllegalStateException(what + ": nothing in flight to read after an earlier failure; "
+                            + "mode(...) restarts the pipeline");
+                }
+                take(inFlight.pollFirst()); // waits: the newest taken is older than the bound allows
             }
         }
         Tensor[] got = new Tensor[latest.length];
