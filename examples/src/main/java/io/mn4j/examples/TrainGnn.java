@@ -177,16 +177,17 @@ public final class TrainGnn implements Callable<Integer> {
             if (!(smoothing >= 0 && smoothing < 1)) {
                 throw new IllegalArgumentException("--smoothing must be in [0, 1), got " + smoothing);
             }
-            if (smoothing > 0 && parseMode(mode) != AggregationMode.PIPELINED) {
+            AggregationMode aggregation = parseMode(mode);
+            if (smoothing > 0 && aggregation != AggregationMode.PIPELINED) {
                 throw new IllegalArgumentException("--smoothing applies to --mode pipelined only (got --mode " + mode + ")");
             }
             if (staleness < 1) {
                 throw new IllegalArgumentException("--staleness must be at least 1, got " + staleness);
             }
-            if (staleness > 1 && parseMode(mode) != AggregationMode.PIPELINED) {
+            if (staleness > 1 && aggregation != AggregationMode.PIPELINED) {
                 throw new IllegalArgumentException("--staleness applies to --mode pipelined only (got --mode " + mode + ")");
             }
-            return new GnnRun.Config(kind, parseMode(mode), hidden, layers, heads, dropout, lr, weightDecay, seed);
+            return new GnnRun.Config(kind, aggregation, hidden, layers, heads, dropout, lr, weightDecay, seed);
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }

@@ -80,9 +80,10 @@ public final class GraphShardManager implements AutoCloseable {
     private final GradientBridge.Registry bridges = new GradientBridge.Registry();
     private AggregationMode mode = AggregationMode.SAR;
     private int prefetchDepth = 1;
-    private double smoothing;
-    private int staleness = 1;
-    /** PIPELINED mode's epochs and exchanges; a new one whenever the mode or smoothing is set. */
+    /**
+     * PIPELINED mode's settings, epochs and exchanges; a new one whenever the mode, smoothing or
+     * staleness is set.
+     */
     private Pipeline pipeline;
 
     /**
@@ -181,7 +182,7 @@ public final class GraphShardManager implements AutoCloseable {
 
     private GraphShardManager(Communicator world, long[] offsets, Csr inEdges) {
         this.comm = world.split(0, world.rank());
-        this.pipeline = new Pipeline(comm, smoothing, staleness);
+        this.pipeline = new Pipeline(comm, 0, 1);
         this.rank = comm.rank();
         this.parts = comm.size();
         this.offsets = offsets;
@@ -275,7 +276,7 @@ public final class GraphShardManager implements AutoCloseable {
      * {@link #nextEpoch} starts, is exact again, whatever model ran before.
      */
     public GraphShardManager mode(AggregationMode m) {
-        restartPipeline(smoothing, staleness);
+        restartPipeline(pipeline.smoothing(), pipeline.staleness());
         this.mode = m;
         return this;
     }
@@ -306,8 +307,7 @@ public final class GraphShardManager implements AutoCloseable {
         if (!(gamma >= 0 && gamma < 1)) {
             throw new IllegalArgumentException("smoothing must be in [0, 1), got " + gamma);
         }
-        restartPipeline(gamma, staleness);
-        this.smoothing = gamma;
+        restartPipeline(gamma, pipeline.staleness());
         return this;
     }
 
@@ -326,8 +326,7 @@ public final class GraphShardManager implements AutoCloseable {
         if (epochs < 1) {
             throw new IllegalArgumentException("staleness must be at least 1 epoch, got " + epochs);
         }
-        restartPipeline(smoothing, epochs);
-        this.staleness = epochs;
+        restartPipeline(pipeline.smoothing(), epochs);
         return this;
     }
 

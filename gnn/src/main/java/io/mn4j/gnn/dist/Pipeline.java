@@ -38,6 +38,16 @@ final class Pipeline implements AutoCloseable {
         this.staleness = staleness;
     }
 
+    /** The running-average weight γ of the stale blocks (0: none). */
+    double smoothing() {
+        return smoothing;
+    }
+
+    /** The most epochs old the blocks a pass reads may be. */
+    int staleness() {
+        return staleness;
+    }
+
     /** See {@link GraphShardManager#nextEpoch()}. */
     void nextEpoch() {
         requireOpen();
