@@ -16,7 +16,7 @@ import java.util.Map;
  * 0.005, weight decay 5e-4) in each aggregation mode: test accuracy at the best validation epoch of
  * at least 79%, and the per-epoch losses of the first {@value #LOSS_EPOCHS} epochs equal in the
  * three modes to 1e-4 (the runs start from the same parameters and draw the same dropout masks).
- * Meant for 2 and 4 ranks.
+ * Meant for 2, 3 and 4 ranks.
  */
 public class GnnGatTrainingSuite extends GnnTrainingSuite {
     static final int GAT_EPOCHS = 30;

@@ -35,7 +35,7 @@ import java.util.stream.Collectors;
  *       every rank's resident memory stays flat from epoch 20 on (per-epoch pointer scopes): its
  *       least-squares slope over those epochs is below {@value #RSS_SLOPE_LIMIT} bytes per epoch;
  *   <li>the same GCN without dropout for 20 epochs: rank 0 writes the per-epoch losses, which the
- *       JUnit side compares across launches with 1, 2 and 4 ranks;
+ *       JUnit side compares across launches with 1, 2, 3 and 4 ranks;
  *   <li>for GCN and GAT in every aggregation mode: a partitioning where all ranks but 0 own no
  *       training node, and one where no partition has an edge to another, train exactly as the
  *       same model on the whole graph in one process (losses to 1e-4, accuracies), and do not hang;

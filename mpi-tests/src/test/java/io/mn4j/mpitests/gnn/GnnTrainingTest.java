@@ -18,17 +18,17 @@ import org.junit.jupiter.api.TestFactory;
 
 /**
  * Training runs under mpirun: {@link GnnTrainingSuite} with one rank, {@link GnnGatTrainingSuite}
- * (the same plus GAT) with 2 and 4, then the GCN losses without dropout compared across the three
+ * (the same plus GAT) with 2, 3 and 4, then the GCN losses without dropout compared across the three
  * launches. The partition directories are written once, before the launches.
  */
 class GnnTrainingTest {
     @TestFactory
     Stream<DynamicNode> training() throws IOException {
-        TrainingData.prepare(2, 4);
+        TrainingData.prepare(2, 3, 4);
         List<DynamicNode> nodes = new ArrayList<>();
         nodes.addAll(MpiSuiteTests.forRanks(GnnTrainingSuite.class, 900, GnnTrainingSuite.MALLOC_ENV, 1).toList());
-        nodes.addAll(MpiSuiteTests.forRanks(GnnGatTrainingSuite.class, 1200, GnnTrainingSuite.MALLOC_ENV, 2, 4).toList());
-        nodes.add(DynamicTest.dynamicTest("GCN losses without dropout equal with 1, 2 and 4 ranks", GnnTrainingTest::sameLossesAcrossRankCounts));
+        nodes.addAll(MpiSuiteTests.forRanks(GnnGatTrainingSuite.class, 1200, GnnTrainingSuite.MALLOC_ENV, 2, 3, 4).toList());
+        nodes.add(DynamicTest.dynamicTest("GCN losses without dropout equal with 1, 2, 3 and 4 ranks", GnnTrainingTest::sameLossesAcrossRankCounts));
         Path summary = TrainingData.result("summary.txt");
         if (Files.exists(summary)) {
             System.out.println(Files.readString(summary, StandardCharsets.UTF_8));
@@ -39,7 +39,7 @@ class GnnTrainingTest {
     private static void sameLossesAcrossRankCounts() throws IOException {
         double[] one = losses(1);
         assertEquals(GnnTrainingSuite.LOSS_EPOCHS, one.length, "epochs of the one-rank run");
-        for (int np : new int[] {2, 4}) {
+        for (int np : new int[] {2, 3, 4}) {
             double[] other = losses(np);
             assertEquals(one.length, other.length, np + " ranks: epochs");
             for (int e = 0; e < one.length; e++) {

@@ -96,7 +96,7 @@ final class TrainingData {
         return java.util.stream.IntStream.concat(java.util.stream.IntStream.of(1), java.util.stream.IntStream.of(counts)).distinct().toArray();
     }
 
-    /** Training nodes only among the first quarter of the ids (range partitions of 2 and 4 parts: all on part 0). */
+    /** Training nodes only among the first quarter of the ids (range partitions of 2, 3 and 4 parts: all on part 0). */
     private static Graph noTrainGraph() {
         try (Graph g = SyntheticGraphs.plantedPartition(SMALL_NODES, 8, 4, 16, 3);
                 PointerScope s = new PointerScope()) {
