@@ -10,7 +10,8 @@ import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch.ScalarType;
 
 /**
- * A job whose main thread is done while a thread it started still waits in a receive, on 2 ranks:
+ * A job whose main thread is done while a thread it started still waits in a receive, on 2 or more
+ * ranks (ranks above 1 only end their bodies):
  * {@code EndWaitMain <dir> <ending> <answer>}. Rank 0 starts a thread that receives from rank 1
  * and, once that thread is inside the receive, ends the job, by returning from
  * {@link Communicator#run}'s body ({@code ending} = run) or by {@link Communicator#shutdown}
@@ -75,7 +76,7 @@ public final class EndWaitMain {
             receiver.start();
             awaitCallsInMpi(1);
             Files.writeString(dir.resolve("rank-0.ending"), Long.toString(System.currentTimeMillis()));
-        } else if (!answer.equals("no")) {
+        } else if (c.rank() == 1 && !answer.equals("no")) {
             Thread.sleep(1500);
             try (PointerScope scope = new PointerScope()) {
                 c.send(Data.small(ScalarType.Float, SHAPE, SEED), 0, 5);

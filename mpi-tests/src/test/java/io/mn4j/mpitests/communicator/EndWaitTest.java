@@ -22,6 +22,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 class EndWaitTest {
     private static final long TIMEOUT_SECONDS = 120;
     private static final double AFTER_END_LIMIT_SECONDS = 15;
+    /** Three, so that a rank that neither sends nor receives ends its job beside the two that do. */
+    private static final int RANKS = 3;
 
     @ParameterizedTest(name = "ended by {0}, the receive answered")
     @ValueSource(strings = {"run", "shutdown"})
@@ -54,7 +56,7 @@ class EndWaitTest {
             throws Exception {
         MpiLauncher.Result r = launch(dir, ending, "close");
         assertEquals(0, r.exitCode(), () -> "the job failed:\n" + r.describe());
-        for (int rank = 0; rank < 2; rank++) {
+        for (int rank = 0; rank < RANKS; rank++) {
             assertTrue(Files.exists(dir.resolve("rank-" + rank + ".closed")), "rank " + rank + " did not close:\n" + r.describe());
         }
     }
@@ -73,9 +75,9 @@ class EndWaitTest {
         assertTrue(afterEnd < AFTER_END_LIMIT_SECONDS, () -> "the job took " + afterEnd + " s to end:\n" + r.describe());
     }
 
-    /** A 2-rank launch of {@link EndWaitMain}, which must not hang. */
+    /** A launch of {@link EndWaitMain} on {@link #RANKS} ranks, which must not hang. */
     private static MpiLauncher.Result launch(Path dir, String ending, String answer) throws Exception {
-        MpiLauncher.Result r = MpiLauncher.run(2, EndWaitMain.class.getName(), List.of(dir.toString(), ending, answer),
+        MpiLauncher.Result r = MpiLauncher.run(RANKS, EndWaitMain.class.getName(), List.of(dir.toString(), ending, answer),
                 dir, TIMEOUT_SECONDS);
         assertFalse(r.timedOut(), () -> "the job hung:\n" + r.describe());
         return r;
