@@ -1225,9 +1225,12 @@ public final class GraphShardManager implements AutoCloseable {
 
     /**
      * Releases what this rank holds and closes the manager's communicator. Collective: it ends
-     * the pipeline of PIPELINED mode, whose last exchanges it completes with the partners (a
-     * rank whose partners no longer take part, after an error on some ranks only, waits on them;
-     * such a job ends through the uncaught error instead).
+     * the pipeline of PIPELINED mode, whose last exchanges it completes with the partners. A rank
+     * that fails in a training epoch and closes its manager on the way out (try-with-resources)
+     * gets through this, as the blocks it waits for are ones the partners sent before they could
+     * wait for it, and the job then ends through the uncaught error (tested). A program that
+     * catches such an error on some ranks only and closes the manager somewhere else may wait
+     * here on partners that no longer take part.
      */
     @Override
     public void close() {
