@@ -1,0 +1,79 @@
+package io.mn4j.gnn.train;
+
+import io.mn4j.communicator.Communicator;
+import io.mn4j.communicator.ReduceOp;
+import io.mn4j.gnn.dist.GraphShardManager;
+import io.mn4j.gnn.graph.Graph;
+import io.mn4j.gnn.nn.GnnModel;
+import org.bytedeco.pytorch.LongOptional;
+import org.bytedeco.pytorch.NoGradGuard;
+import org.bytedeco.pytorch.Scalar;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorOptions;
+import org.bytedeco.pytorch.TensorVector;
+import org.bytedeco.pytorch.global.torch;
+
+/**
+ * The train, val and test nodes of one rank, less the nodes without a label
+ * ({@link Graph#UNLABELLED}, which count in no loss and no accuracy whatever their masks say), and
+ * what the trainers share: full-graph evaluation and the sum of the ranks' gradients.
+ */
+final class Splits {
+    private final Communicator comm;
+    private final LocalNodes nodes;
+    private final Tensor[] masks;
+    /** This rank's labelled training nodes, as local indices. */
+    final Tensor trainIdx;
+    /** Labelled training nodes of all ranks. */
+    final double globalTrain;
+
+    /** Collective (counts the training nodes of all ranks). */
+    Splits(Communicator comm, LocalNodes nodes) {
+        this.comm = comm;
+        this.nodes = nodes;
+        Tensor labelled = nodes.labels().ne(new Scalar(Graph.UNLABELLED));
+        this.masks = new Tensor[] {nodes.train().logical_and(labelled), nodes.val().logical_and(labelled),
+                nodes.test().logical_and(labelled)};
+        this.trainIdx = masks[0].nonzero().squeeze(1);
+        this.globalTrain = comm.allreduce(torch.scalar_tensor(new Scalar((double) trainIdx.size(0)), new TensorOptions(torch.ScalarType.Double)),
+                ReduceOp.SUM).item_double();
+        if (globalTrain == 0) {
+            throw new IllegalArgumentException("no partition has a training node with a label");
+        }
+    }
+
+    /** Accuracy of {@code model} on the train, val and test nodes of all partitions, full-graph on {@code graph}. Collective. */
+    double[] accuracy(GnnModel model, GraphShardManager graph) {
+        model.train(false);
+        try (NoGradGuard g = new NoGradGuard()) {
+            Tensor pred = model.forward(graph, nodes.features(), false).argmax(new LongOptional(1), false);
+            Tensor correct = pred.eq(nodes.labels());
+            Tensor counts = torch.zeros(new long[] {6}, new TensorOptions(torch.ScalarType.Long));
+            for (int i = 0; i < 3; i++) {
+                counts.get(2 * i).fill_(new Scalar(correct.logical_and(masks[i]).sum().item_long()));
+                counts.get(2 * i + 1).fill_(new Scalar(masks[i].sum().item_long()));
+            }
+            Tensor total = comm.allreduce(counts, ReduceOp.SUM);
+            double[] acc = new double[3];
+            for (int i = 0; i < 3; i++) {
+                long n = total.get(2 * i + 1).item_long();
+                acc[i] = n == 0 ? Double.NaN : (double) total.get(2 * i).item_long() / n;
+            }
+            return acc;
+        }
+    }
+
+    /** Each rank's gradient is of its share of the loss: the model's gradient is their sum. Collective. */
+    void sumGradients(GnnModel model) {
+        comm.meanGrad(model);
+        TensorVector params = model.parameters();
+        try (NoGradGuard g = new NoGradGuard()) {
+            for (long i = 0; i < params.size(); i++) {
+                Tensor grad = params.get(i).grad();
+                if (grad.defined()) {
+                    grad.mul_(new Scalar((double) comm.size()));
+                }
+            }
+        }
+    }
+}
