@@ -1,6 +1,7 @@
 package io.mn4j.gnn.nn;
 
 import io.mn4j.gnn.dist.GraphShardManager;
+import io.mn4j.gnn.sampling.Block;
 import io.mn4j.gnn.util.Tensors;
 import java.util.ArrayList;
 import java.util.List;
@@ -71,6 +72,37 @@ public final class GnnModel extends Module {
 
     /** Class scores of this rank's nodes, [numLocal, out]. */
     public Tensor forward(GraphShardManager graph, Tensor x, boolean training) {
+        return stack(x, training, (i, h) -> {
+            Module layer = layers.get(i);
+            if (layer instanceof GCNConv gcn) {
+                return gcn.forward(graph, h);
+            } else if (layer instanceof SAGEConv sage) {
+                return sage.forward(graph, h);
+            }
+            return ((GATConv) layer).forward(graph, h);
+        });
+    }
+
+    /**
+     * Class scores of a sampled batch's seeds, [seeds, out]: layer i runs on block i, from the
+     * rows {@code x} of the first block's sources (the sample's input nodes). SAGE models only.
+     *
+     * @throws IllegalArgumentException for another kind of model, or a sample with another number
+     *     of blocks than the model has layers
+     */
+    public Tensor forward(List<Block> blocks, Tensor x, boolean training) {
+        if (kind != Kind.SAGE) {
+            throw new IllegalArgumentException("sampled mini-batches train SAGE models; this model is " + kind);
+        }
+        if (blocks.size() != layers.size()) {
+            throw new IllegalArgumentException("a sample of " + blocks.size() + " hops for a model of " + layers.size()
+                    + " layers: sample one hop per layer");
+        }
+        return stack(x, training, (i, h) -> ((SAGEConv) layers.get(i)).forward(blocks.get(i), h));
+    }
+
+    /** Dropout, layer i, activation, for every layer; the last without activation. */
+    private Tensor stack(Tensor x, boolean training, java.util.function.BiFunction<Integer, Tensor, Tensor> layer) {
         // Every activation is the next step's input and nothing else's: its handle goes with this
         // call, and autograd's own references (what backward needs) decide how long it lives, so
         // backward frees each activation once it has used it, not when the caller's scope closes.
@@ -78,15 +110,7 @@ public final class GnnModel extends Module {
         try (PointerScope scope = new PointerScope()) {
             Tensor h = x;
             for (int i = 0; i < layers.size(); i++) {
-                h = Dropout.apply(h, dropout, training);
-                Module layer = layers.get(i);
-                if (layer instanceof GCNConv gcn) {
-                    h = gcn.forward(graph, h);
-                } else if (layer instanceof SAGEConv sage) {
-                    h = sage.forward(graph, h);
-                } else {
-                    h = ((GATConv) layer).forward(graph, h);
-                }
+                h = layer.apply(i, Dropout.apply(h, dropout, training));
                 if (i < layers.size() - 1) {
                     // ELU in place: autograd then keeps its output (the next layer's input, kept anyway)
                     // instead of its input as well. ReLU keeps its output either way.

@@ -2,6 +2,7 @@ package io.mn4j.gnn.nn;
 
 import io.mn4j.gnn.dist.EdgeNorm;
 import io.mn4j.gnn.dist.GraphShardManager;
+import io.mn4j.gnn.sampling.Block;
 import io.mn4j.gnn.util.Tensors;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Module;
@@ -35,6 +36,20 @@ public final class SAGEConv extends Module {
                     ? graph.aggregate(x.matmul(weightNeighbours), EdgeNorm.MEAN)
                     : graph.aggregate(x, EdgeNorm.MEAN).matmul(weightNeighbours);
             return Tensors.escape(scope, outer, neighbours.add(bias).add(x.matmul(weightRoot)));
+        }
+    }
+
+    /**
+     * The layer on a sampled block: {@code xSrc} holds the rows of the block's sources, the
+     * result those of its destinations (the first sources), [numDst, out].
+     */
+    public Tensor forward(Block block, Tensor xSrc) {
+        PointerScope outer = PointerScope.getInnerScope();
+        try (PointerScope scope = new PointerScope()) {
+            Tensor neighbours = transformFirst
+                    ? block.mean(xSrc.matmul(weightNeighbours))
+                    : block.mean(xSrc).matmul(weightNeighbours);
+            return Tensors.escape(scope, outer, neighbours.add(bias).add(block.dst(xSrc).matmul(weightRoot)));
         }
     }
 }

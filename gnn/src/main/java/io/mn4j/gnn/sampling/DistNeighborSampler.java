@@ -1,0 +1,265 @@
+package io.mn4j.gnn.sampling;
+
+import io.mn4j.communicator.Communicator;
+import io.mn4j.gnn.graph.Csr;
+import io.mn4j.gnn.util.Agreement;
+import io.mn4j.gnn.util.Tensors;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.Tensor;
+
+/**
+ * Samples the neighbourhoods of seed nodes on a graph partitioned across the ranks of a
+ * communicator (PyG's {@code DistNeighborSampler}, bulk-synchronous over MPI). Rank p owns the
+ * nodes {@code [offsets[p], offsets[p+1])} and their in-edges; a node's neighbours are sampled by
+ * its owner, so no rank needs another's edges.
+ *
+ * <p>Hop h (h = 0 from the seeds outwards) samples at most {@code fanouts[h]} in-neighbours of each
+ * node reached so far, without replacement, or all of them with fanout -1 (PyG's
+ * {@code num_neighbors}). Which neighbours a node gets depends only on the sampler's seed, the
+ * round, the hop and the node: any number of ranks, and one process, sample the same subgraph
+ * for the same seeds, which is what the tests compare.
+ *
+ * <p>Collective: every rank calls {@link #sample} the same number of times (a rank without seeds
+ * passes none), and per hop the ranks exchange requests and replies in two all-to-alls.
+ */
+public final class DistNeighborSampler {
+    private final Communicator comm;
+    private final long[] offsets;
+    private final long[] rowptr;
+    private final long[] col;
+    private final int[] fanouts;
+    private final long seed;
+
+    /**
+     * @param comm         the ranks sharing the graph, rank p owning partition p
+     * @param offsets      partition boundaries, {@code comm.size() + 1} non-decreasing entries from 0
+     * @param localInEdges in-edges of this rank's nodes: row i = node {@code offsets[rank] + i},
+     *                     columns the sources' global ids
+     * @param fanouts      neighbours per node and hop, from the seeds outwards (-1: all); one hop
+     *                     per layer of the model
+     * @param seed         seed of the sampling
+     * @throws io.mn4j.gnn.util.JobInputException on every rank when any rank's arguments are wrong
+     *     (naming the rank and what), or when the ranks pass different offsets or fanouts
+     */
+    public DistNeighborSampler(Communicator comm, long[] offsets, Csr localInEdges, int[] fanouts, long seed) {
+        Agreement.agree(comm, "rank " + comm.rank() + ": setting up the neighbour sampler", () -> {
+            check(comm, offsets, localInEdges, fanouts);
+            return null;
+        });
+        Agreement.requireSame(comm, "sampler offsets", Arrays.toString(offsets));
+        Agreement.requireSame(comm, "sampler fanouts and seed", Arrays.toString(fanouts) + " seed " + seed);
+        this.comm = comm;
+        this.offsets = offsets.clone();
+        this.rowptr = localInEdges.rowptrArray();
+        this.col = Tensors.toLongArray(localInEdges.col());
+        this.fanouts = fanouts.clone();
+        this.seed = seed;
+    }
+
+    private static void check(Communicator comm, long[] offsets, Csr edges, int[] fanouts) {
+        if (offsets.length != comm.size() + 1 || offsets[0] != 0) {
+            throw new IllegalArgumentException("offsets must have " + (comm.size() + 1) + " entries starting at 0, got "
+                    + Arrays.toString(offsets));
+        }
+        for (int p = 0; p < comm.size(); p++) {
+            if (offsets[p + 1] < offsets[p]) {
+                throw new IllegalArgumentException("offsets must not decrease, got " + Arrays.toString(offsets));
+            }
+        }
+        long owned = offsets[comm.rank() + 1] - offsets[comm.rank()];
+        if (edges.numRows() != owned || edges.numCols() != offsets[comm.size()]) {
+            throw new IllegalArgumentException("it owns " + owned + " of " + offsets[comm.size()]
+                    + " nodes, but its in-edge matrix is " + edges.numRows() + " x " + edges.numCols());
+        }
+        if (fanouts.length == 0) {
+            throw new IllegalArgumentException("fanouts must name at least one hop");
+        }
+        for (int f : fanouts) {
+            if (f < 1 && f != -1) {
+                throw new IllegalArgumentException("a fanout must be at least 1, or -1 for every neighbour; got "
+                        + Arrays.toString(fanouts));
+            }
+        }
+    }
+
+    /** The partition boundaries (a copy): rank p owns {@code [offsets[p], offsets[p+1])}. */
+    public long[] offsets() {
+        return offsets.clone();
+    }
+
+    /** Hops, which is the number of layers a sample feeds. */
+    public int hops() {
+        return fanouts.length;
+    }
+
+    /**
+     * The sampled neighbourhood of {@code seeds} (distinct global ids, any owner), as one
+     * {@link Block} per hop, input layer first; the last block's destinations are the seeds, in
+     * the given order. {@code round} tells batches apart: the same seeds in the same round give
+     * the same sample. Collective.
+     *
+     * @throws io.mn4j.gnn.util.JobInputException on every rank if any rank's seeds are out of
+     *     range or repeat, naming the rank and the seed
+     */
+    public Sample sample(long[] seeds, long round) {
+        long numNodes = offsets[offsets.length - 1];
+        Agreement.agree(comm, "rank " + comm.rank() + ": sampling round " + round, () -> {
+            checkSeeds(seeds, numNodes);
+            return null;
+        });
+        List<Block> outwards = new ArrayList<>(fanouts.length);
+        try {
+            long[] frontier = seeds.clone();
+            for (int hop = 0; hop < fanouts.length; hop++) {
+                Block b = hop(frontier, round, hop);
+                outwards.add(b);
+                frontier = b.srcNodes();
+            }
+        } catch (RuntimeException e) {
+            outwards.forEach(Block::close);
+            throw e;
+        }
+        List<Block> inwards = new ArrayList<>(outwards);
+        java.util.Collections.reverse(inwards);
+        return new Sample(seeds.clone(), inwards);
+    }
+
+    private static void checkSeeds(long[] seeds, long numNodes) {
+        Map<Long, Integer> seen = new HashMap<>();
+        for (int i = 0; i < seeds.length; i++) {
+            if (seeds[i] < 0 || seeds[i] >= numNodes) {
+                throw new IllegalArgumentException("seed " + i + " is node " + seeds[i] + ", outside the graph's " + numNodes + " nodes");
+            }
+            Integer before = seen.put(seeds[i], i);
+            if (before != null) {
+                throw new IllegalArgumentException("node " + seeds[i] + " is seed " + before + " and seed " + i
+                        + ": seeds must be distinct");
+            }
+        }
+    }
+
+    /** One hop: the neighbours of {@code dst}, sampled by their owners, as a block. */
+    private Block hop(long[] dst, long round, int hop) {
+        Owners req = Owners.group(dst, offsets);
+        long[][] replies = new long[comm.size()][];
+        try (PointerScope scope = new PointerScope()) {
+            List<Tensor> asked = comm.alltoall(req.tensors());
+            List<Tensor> answers = new ArrayList<>(comm.size());
+            for (Tensor t : asked) {
+                answers.add(Tensors.longs(answer(Tensors.toLongArray(t), round, hop)));
+            }
+            List<Tensor> got = comm.alltoall(answers);
+            for (int p = 0; p < replies.length; p++) {
+                replies[p] = Tensors.toLongArray(got.get(p));
+            }
+        }
+        // Neighbour lists in dst order: where each dst node's list starts in its owner's reply.
+        int[] owner = new int[dst.length];
+        int[] start = new int[dst.length];
+        int[] count = new int[dst.length];
+        for (int p = 0; p < replies.length; p++) {
+            int m = req.ids[p].length;
+            int at = m;
+            for (int k = 0; k < m; k++) {
+                int i = req.positions[p][k];
+                owner[i] = p;
+                count[i] = (int) replies[p][k];
+                start[i] = at;
+                at += count[i];
+            }
+        }
+        Map<Long, Integer> index = new HashMap<>(dst.length * 2);
+        long[] src = Arrays.copyOf(dst, Math.max(16, dst.length * 2));
+        int numSrc = dst.length;
+        for (int i = 0; i < dst.length; i++) {
+            index.put(dst[i], i);
+        }
+        long[] rowptr = new long[dst.length + 1];
+        for (int i = 0; i < dst.length; i++) {
+            rowptr[i + 1] = rowptr[i] + count[i];
+        }
+        long[] cols = new long[(int) rowptr[dst.length]];
+        for (int i = 0; i < dst.length; i++) {
+            long[] r = replies[owner[i]];
+            for (int k = 0; k < count[i]; k++) {
+                long v = r[start[i] + k];
+                Integer j = index.get(v);
+                if (j == null) {
+                    j = numSrc;
+                    index.put(v, j);
+                    if (numSrc == src.length) {
+                        src = Arrays.copyOf(src, src.length * 2);
+                    }
+                    src[numSrc++] = v;
+                }
+                cols[(int) rowptr[i] + k] = j;
+            }
+        }
+        return new Block(Arrays.copyOf(src, numSrc), dst.length, rowptr, cols);
+    }
+
+    /** This rank's reply to one rank's requests: the count of each node's sampled neighbours, then the neighbours. */
+    private long[] answer(long[] nodes, long round, int hop) {
+        long[] counts = new long[nodes.length];
+        long[][] picked = new long[nodes.length][];
+        int total = 0;
+        for (int k = 0; k < nodes.length; k++) {
+            picked[k] = neighbours(nodes[k], round, hop);
+            counts[k] = picked[k].length;
+            total += picked[k].length;
+        }
+        long[] out = Arrays.copyOf(counts, nodes.length + total);
+        int at = nodes.length;
+        for (long[] p : picked) {
+            System.arraycopy(p, 0, out, at, p.length);
+            at += p.length;
+        }
+        return out;
+    }
+
+    /**
+     * The sampled in-neighbours of owned node {@code v}: all of them, in stored order, when there
+     * are no more than the fanout; otherwise fanout of them chosen uniformly without replacement
+     * (a partial Fisher-Yates shuffle seeded by seed, round, hop and v), in stored order.
+     */
+    private long[] neighbours(long v, long round, int hop) {
+        int local = (int) (v - offsets[comm.rank()]);
+        int lo = (int) rowptr[local], degree = (int) (rowptr[local + 1] - lo);
+        int fanout = fanouts[hop];
+        if (fanout < 0 || degree <= fanout) {
+            return Arrays.copyOfRange(col, lo, lo + degree);
+        }
+        SplittableRandom random = new SplittableRandom(mix(mix(mix(seed, round), hop), v));
+        int[] order = new int[degree];
+        for (int i = 0; i < degree; i++) {
+            order[i] = i;
+        }
+        for (int i = 0; i < fanout; i++) {
+            int j = i + random.nextInt(degree - i);
+            int t = order[i];
+            order[i] = order[j];
+            order[j] = t;
+        }
+        int[] chosen = Arrays.copyOf(order, fanout);
+        Arrays.sort(chosen);
+        long[] out = new long[fanout];
+        for (int i = 0; i < fanout; i++) {
+            out[i] = col[lo + chosen[i]];
+        }
+        return out;
+    }
+
+    /** SplitMix64's finaliser over {@code h} and {@code x}: a seed that changes with every input. */
+    private static long mix(long h, long x) {
+        long z = h + 0x9E3779B97F4A7C15L * (x + 1);
+        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+        return z ^ (z >>> 31);
+    }
+}

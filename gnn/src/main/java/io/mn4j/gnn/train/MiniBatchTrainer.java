@@ -1,0 +1,145 @@
+package io.mn4j.gnn.train;
+
+import io.mn4j.communicator.Communicator;
+import io.mn4j.communicator.ReduceOp;
+import io.mn4j.gnn.dist.GraphShardManager;
+import io.mn4j.gnn.graph.Graph;
+import io.mn4j.gnn.nn.GnnModel;
+import io.mn4j.gnn.sampling.DistNeighborSampler;
+import io.mn4j.gnn.sampling.DistNodeData;
+import io.mn4j.gnn.sampling.Sample;
+import io.mn4j.gnn.util.Tensors;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.Optimizer;
+import org.bytedeco.pytorch.Scalar;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorOptional;
+import org.bytedeco.pytorch.TensorOptions;
+import org.bytedeco.pytorch.global.torch;
+
+/**
+ * Trains a SAGE model on sampled mini-batches of a partitioned graph (PyG's distributed training):
+ * each rank draws its batches from its own labelled training nodes, shuffled every epoch,
+ * samples their neighbourhoods across the ranks ({@link DistNeighborSampler}), fetches the
+ * sampled nodes' features from their owners ({@link DistNodeData}) and takes one optimiser step
+ * per batch on the gradients summed over ranks. A batch's loss is the cross-entropy summed over
+ * the seeds of all ranks divided by their number, so a step is that of the one-process mean loss
+ * over the union of the ranks' batches. Ranks with fewer batches take part with empty ones until
+ * the rank with the most is done. Evaluation is full-graph, on the shard manager, and exact.
+ * Collective: every rank calls the same methods in the same order.
+ */
+public final class MiniBatchTrainer implements Trainer {
+    private final Communicator comm;
+    private final GraphShardManager graph;
+    private final GnnModel model;
+    private final Optimizer optimizer;
+    private final LocalNodes nodes;
+    private final Splits splits;
+    private final DistNeighborSampler sampler;
+    private final DistNodeData features;
+    private final int batchSize;
+    private final long seed;
+    /** This rank's labelled training nodes, as global ids. */
+    private final long[] train;
+    /** Labelled training nodes per rank. */
+    private final long[] trainPerRank;
+    private int epoch;
+
+    /**
+     * @param graph     the partitioned graph, for evaluation
+     * @param sampler   samples one hop per layer of {@code model}, on the same partitions as {@code graph}
+     * @param batchSize seeds per rank and batch
+     * @param seed      seed of the epochs' shuffles
+     */
+    public MiniBatchTrainer(Communicator comm, GraphShardManager graph, GnnModel model, Optimizer optimizer, LocalNodes nodes,
+            DistNeighborSampler sampler, int batchSize, long seed) {
+        if (batchSize < 1) {
+            throw new IllegalArgumentException("the batch size must be at least 1, got " + batchSize);
+        }
+        this.comm = comm;
+        this.graph = graph;
+        this.model = model;
+        this.optimizer = optimizer;
+        this.nodes = nodes;
+        this.splits = new Splits(comm, nodes);
+        this.sampler = sampler;
+        this.features = new DistNodeData(comm, sampler.offsets(), nodes.features());
+        this.batchSize = batchSize;
+        this.seed = seed;
+        long[] local = Tensors.toLongArray(splits.trainIdx);
+        this.train = Arrays.stream(local).map(i -> i + graph.firstNode()).toArray();
+        List<Long> counts = comm.allgatherObj((long) train.length);
+        this.trainPerRank = counts.stream().mapToLong(Long::longValue).toArray();
+        comm.bcastData(model, 0);
+    }
+
+    /** Batches in one epoch: as many as the rank with the most training nodes has. */
+    public int batchesPerEpoch() {
+        return (int) ((Arrays.stream(trainPerRank).max().orElse(0) + batchSize - 1) / batchSize);
+    }
+
+    /** One pass over every rank's training nodes in batches, then an evaluation of every split. */
+    @Override
+    public EpochStats epoch() {
+        long t0 = System.nanoTime();
+        long bytes0 = comm.stats().totalBytesSent();
+        model.train(true);
+        long[] order = shuffled(train, seed, epoch);
+        int batches = batchesPerEpoch();
+        double lossSum = 0;
+        for (int b = 0; b < batches; b++) {
+            long[] seeds = Arrays.copyOfRange(order, Math.min(order.length, b * batchSize), Math.min(order.length, (b + 1) * batchSize));
+            try (PointerScope scope = new PointerScope();
+                    Sample sample = sampler.sample(seeds, (long) epoch * batches + b)) {
+                Tensor x = features.gather(sample.inputNodes());
+                Tensor out = model.forward(sample.blocks(), x, true);
+                Tensor labels = nodes.labels().index_select(0, Tensors.longs(seeds).sub(new Scalar(graph.firstNode())));
+                Tensor ceSum = torch.nll_loss(torch.log_softmax(out, 1), labels, new TensorOptional(), 2, Graph.UNLABELLED);
+                Tensor loss = ceSum.div(new Scalar((double) seedsInBatch(b)));
+                optimizer.zero_grad();
+                loss.backward();
+                splits.sumGradients(model);
+                optimizer.step();
+                lossSum += ceSum.item_double();
+            }
+        }
+        double totalLoss;
+        try (PointerScope scope = new PointerScope()) {
+            totalLoss = comm.allreduce(torch.scalar_tensor(new Scalar(lossSum), new TensorOptions(torch.ScalarType.Double)), ReduceOp.SUM)
+                    .item_double() / splits.globalTrain;
+        }
+        double[] acc = evaluate();
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        long bytes = comm.stats().totalBytesSent() - bytes0;
+        return new EpochStats(++epoch, totalLoss, acc[0], acc[1], acc[2], seconds, bytes);
+    }
+
+    /** Seeds of all ranks in batch {@code b}. */
+    private long seedsInBatch(int b) {
+        long n = 0;
+        for (long t : trainPerRank) {
+            n += Math.max(0, Math.min(batchSize, t - (long) b * batchSize));
+        }
+        return n;
+    }
+
+    private static long[] shuffled(long[] nodes, long seed, int epoch) {
+        long[] a = nodes.clone();
+        SplittableRandom r = new SplittableRandom(seed * 0x9E3779B97F4A7C15L + epoch);
+        for (int i = a.length - 1; i > 0; i--) {
+            int j = r.nextInt(i + 1);
+            long t = a[i];
+            a[i] = a[j];
+            a[j] = t;
+        }
+        return a;
+    }
+
+    @Override
+    public double[] evaluate() {
+        return splits.accuracy(model, graph);
+    }
+}
