@@ -54,7 +54,8 @@ import picocli.CommandLine.Spec;
  * exit, never a hang.
  */
 @Command(name = "TrainGnn", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Distributed full-graph GNN training (GCN, GraphSAGE, GAT) on a graph partitioned over the ranks.", ""},
+        description = {"Distributed GNN training (GCN, GraphSAGE, GAT) on a graph partitioned over the ranks: full-graph,",
+            "or on sampled mini-batches (--fanouts).", ""},
         footer = {"", "Examples:",
             "  scripts/mn4j-run -np 2 io.mn4j.examples.TrainGnn      (synthetic, ~1 min)",
             "  scripts/mn4j-run -np 4 io.mn4j.examples.TrainGnn --data cora --epochs 200",
@@ -62,6 +63,8 @@ import picocli.CommandLine.Spec;
             "      --hidden 64 --heads 8 --dropout 0.6 --lr 0.005 --mode oneshot",
             "  java -cp CP io.mn4j.examples.Partition --data cora --parts 4 --out p/cora4",
             "  scripts/mn4j-run -np 4 io.mn4j.examples.TrainGnn --partitions p/cora4",
+            "  scripts/mn4j-run -np 3 io.mn4j.examples.TrainGnn --data cora --model sage \\",
+            "      --fanouts 10,10 --batch-size 32 --epochs 20",
             "",
             "Writes <out>/epochs.csv (one line per epoch) and <out>/curves.png. Without",
             "--partitions, rank 0 writes the partitions to <out>/partitions and every",
@@ -98,6 +101,16 @@ public final class TrainGnn implements Callable<Integer> {
                     + "old, waiting only for older (1, PipeGCN's, always reads the last epoch's; above 1 the results depend on "
                     + "timing). Default: ${DEFAULT-VALUE}.")
     int staleness = 1;
+
+    @Option(names = "--fanouts", paramLabel = "F1,F2,...", split = ",",
+            description = "Train on sampled mini-batches instead of the full graph (PyG's distributed training; SAGE only): "
+                    + "at most Fh in-neighbours per node at hop h from the seeds (-1: all), one per layer, sampled by the rank "
+                    + "that owns the node. --mode then sets how evaluation, full-graph, aggregates.")
+    int[] fanouts;
+
+    @Option(names = "--batch-size", paramLabel = "B",
+            description = "With --fanouts: training seeds per rank and batch (default: ${DEFAULT-VALUE}).")
+    int batchSize = 64;
 
     @Option(names = "--partitions", paramLabel = "DIR",
             description = "Train on this partition directory (written by Partition, one part per rank) instead of partitioning here.")
@@ -187,7 +200,32 @@ public final class TrainGnn implements Callable<Integer> {
             if (staleness > 1 && aggregation != AggregationMode.PIPELINED) {
                 throw new IllegalArgumentException("--staleness applies to --mode pipelined only (got --mode " + mode + ")");
             }
-            return new GnnRun.Config(kind, aggregation, hidden, layers, heads, dropout, lr, weightDecay, seed);
+            GnnRun.Sampling sampling = null;
+            if (fanouts != null) {
+                if (kind != GnnModel.Kind.SAGE) {
+                    throw new IllegalArgumentException("--fanouts trains SAGE models: add --model sage (got --model " + model + ")");
+                }
+                if (fanouts.length != layers) {
+                    throw new IllegalArgumentException("--fanouts gives " + fanouts.length + " hops for --layers " + layers
+                            + ": give one per layer");
+                }
+                for (int f : fanouts) {
+                    if (f < 1 && f != -1) {
+                        throw new IllegalArgumentException("--fanouts: each must be at least 1, or -1 for all neighbours; got " + f);
+                    }
+                }
+                if (batchSize < 1) {
+                    throw new IllegalArgumentException("--batch-size must be at least 1, got " + batchSize);
+                }
+                if (aggregation == AggregationMode.PIPELINED) {
+                    throw new IllegalArgumentException("--fanouts evaluates full-graph, where --mode pipelined has nothing to pipeline: "
+                            + "use sar, sequential or oneshot");
+                }
+                sampling = new GnnRun.Sampling(fanouts, batchSize);
+            } else if (spec.commandLine().getParseResult().hasMatchedOption("--batch-size")) {
+                throw new IllegalArgumentException("--batch-size applies to sampled mini-batches: add --fanouts");
+            }
+            return new GnnRun.Config(kind, aggregation, hidden, layers, heads, dropout, lr, weightDecay, seed, sampling);
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }

@@ -7,8 +7,11 @@ import io.mn4j.gnn.nn.GnnModel;
 import io.mn4j.gnn.partition.PartitionData;
 import io.mn4j.gnn.partition.PartitionMetadata;
 import io.mn4j.gnn.train.EpochStats;
+import io.mn4j.gnn.sampling.DistNeighborSampler;
 import io.mn4j.gnn.train.FullGraphTrainer;
 import io.mn4j.gnn.train.LocalNodes;
+import io.mn4j.gnn.train.MiniBatchTrainer;
+import io.mn4j.gnn.train.Trainer;
 import java.util.Locale;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Adam;
@@ -17,8 +20,9 @@ import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
 
 /**
- * One rank's side of full-graph GNN training on a loaded partition: the shard manager in the
- * chosen aggregation mode, the model, Adam with weight decay, and a {@link FullGraphTrainer}.
+ * One rank's side of GNN training on a loaded partition: the shard manager in the chosen
+ * aggregation mode, the model, Adam with weight decay, and a {@link FullGraphTrainer} (or, with
+ * {@link Sampling}, a {@link MiniBatchTrainer}, which evaluates on the shard manager).
  * {@code TrainGnn}, the epoch benchmark and the mpirun tests all train through this class, so they
  * measure and test the same code.
  *
@@ -31,7 +35,13 @@ import org.bytedeco.pytorch.global.torch;
 public final class GnnRun implements AutoCloseable {
     /** What to train and how. */
     public record Config(GnnModel.Kind kind, AggregationMode mode, int hidden, int layers, int heads, double dropout, double lr,
-            double weightDecay, long seed) {
+            double weightDecay, long seed, Sampling sampling) {
+
+        /** Full-graph training. */
+        public Config(GnnModel.Kind kind, AggregationMode mode, int hidden, int layers, int heads, double dropout, double lr,
+                double weightDecay, long seed) {
+            this(kind, mode, hidden, layers, heads, dropout, lr, weightDecay, seed, null);
+        }
 
         /** Kipf and Welling's Cora set-up: 2-layer GCN, hidden 16, dropout 0.5, Adam lr 0.01, weight decay 5e-4. */
         public static Config gcnCora(AggregationMode mode, long seed) {
@@ -48,22 +58,47 @@ public final class GnnRun implements AutoCloseable {
         }
 
         public Config withDropout(double d) {
-            return new Config(kind, mode, hidden, layers, heads, d, lr, weightDecay, seed);
+            return new Config(kind, mode, hidden, layers, heads, d, lr, weightDecay, seed, sampling);
         }
 
         public Config withMode(AggregationMode m) {
-            return new Config(kind, m, hidden, layers, heads, dropout, lr, weightDecay, seed);
+            return new Config(kind, m, hidden, layers, heads, dropout, lr, weightDecay, seed, sampling);
+        }
+
+        /** Sampled mini-batches (null: full-graph training). */
+        public Config withSampling(Sampling s) {
+            return new Config(kind, mode, hidden, layers, heads, dropout, lr, weightDecay, seed, s);
         }
 
         /** One line for logs and headers. */
         public String describe() {
             String width = kind == GnnModel.Kind.GAT ? heads + "x" + (hidden / Math.max(1, heads)) : String.valueOf(hidden);
-            return String.format(Locale.ROOT, "%d-layer %s (hidden %s, dropout %s), Adam lr %s weight decay %s, %s aggregation, seed %d",
-                    layers, kind, width, plain(dropout), plain(lr), plain(weightDecay), mode, seed);
+            String how = sampling == null ? mode + " aggregation" : sampling.describe() + ", " + mode + " evaluation";
+            return String.format(Locale.ROOT, "%d-layer %s (hidden %s, dropout %s), Adam lr %s weight decay %s, %s, seed %d",
+                    layers, kind, width, plain(dropout), plain(lr), plain(weightDecay), how, seed);
         }
 
         private static String plain(double v) {
             return java.math.BigDecimal.valueOf(v).stripTrailingZeros().toPlainString();
+        }
+    }
+
+    /**
+     * Mini-batch training on sampled neighbourhoods: {@code batchSize} seeds per rank and batch,
+     * {@code fanouts[h]} neighbours per node at hop h from the seeds (-1: all), one hop per layer.
+     */
+    public record Sampling(int[] fanouts, int batchSize) {
+        public Sampling {
+            fanouts = fanouts.clone();
+        }
+
+        @Override
+        public int[] fanouts() {
+            return fanouts.clone();
+        }
+
+        public String describe() {
+            return "mini-batches of " + batchSize + " seeds per rank, fanouts " + java.util.Arrays.toString(fanouts);
         }
     }
 
@@ -73,7 +108,7 @@ public final class GnnRun implements AutoCloseable {
     private final GraphShardManager graph;
     private final GnnModel model;
     private final Adam adam;
-    private final FullGraphTrainer trainer;
+    private final Trainer trainer;
     private final Tensor features;
 
     private GnnRun(Communicator comm, PartitionData part, Config c) {
@@ -93,7 +128,13 @@ public final class GnnRun implements AutoCloseable {
         Tensor x = part.features();
         this.features = x.is_floating_point() && x.scalar_type().value == torch.ScalarType.Float.value ? x : x.to(torch.ScalarType.Float);
         LocalNodes nodes = new LocalNodes(features, part.labels(), part.trainMask(), part.valMask(), part.testMask());
-        this.trainer = new FullGraphTrainer(comm, graph, model, adam, nodes);
+        if (c.sampling() == null) {
+            this.trainer = new FullGraphTrainer(comm, graph, model, adam, nodes);
+        } else {
+            DistNeighborSampler sampler = new DistNeighborSampler(comm, m.partNodeOffsets(), part.adjacency(),
+                    c.sampling().fanouts(), c.seed());
+            this.trainer = new MiniBatchTrainer(comm, graph, model, adam, nodes, sampler, c.sampling().batchSize(), c.seed());
+        }
     }
 
     /**
@@ -124,6 +165,19 @@ public final class GnnRun implements AutoCloseable {
         }
         if (c.kind() == GnnModel.Kind.GAT && c.hidden() % c.heads() != 0) {
             throw new IllegalArgumentException("GAT: the hidden width " + c.hidden() + " is not a multiple of " + c.heads() + " heads");
+        }
+        Sampling s = c.sampling();
+        if (s != null) {
+            if (c.kind() != GnnModel.Kind.SAGE) {
+                throw new IllegalArgumentException("sampled mini-batches train SAGE models, not " + c.kind());
+            }
+            if (s.fanouts().length != c.layers()) {
+                throw new IllegalArgumentException(s.fanouts().length + " fanouts for " + c.layers()
+                        + " layers: give one fanout per layer");
+            }
+            if (s.batchSize() < 1) {
+                throw new IllegalArgumentException("the batch size must be at least 1, got " + s.batchSize());
+            }
         }
     }
 
@@ -158,7 +212,7 @@ public final class GnnRun implements AutoCloseable {
         return model;
     }
 
-    public FullGraphTrainer trainer() {
+    public Trainer trainer() {
         return trainer;
     }
 

@@ -63,7 +63,8 @@ class TrainGnnCliTest {
         String[] t = inProcess(new TrainGnn(), "--help");
         assertEquals("0", t[0]);
         for (String option : List.of("--data", "--model", "--mode", "--partitions", "--partitioner", "--epochs", "--hidden", "--layers",
-                "--heads", "--dropout", "--lr", "--weight-decay", "--seed", "--nodes", "--smoothing", "--staleness", "maxPhysicalBytes")) {
+                "--heads", "--dropout", "--lr", "--weight-decay", "--seed", "--nodes", "--smoothing", "--staleness", "--fanouts", "--batch-size",
+                "maxPhysicalBytes")) {
             assertTrue(t[1].contains(option), "TrainGnn --help lacks " + option + ":\n" + t[1]);
         }
         String[] p = inProcess(new Partition(), "--help");
@@ -78,6 +79,17 @@ class TrainGnnCliTest {
         String[] stalenessWithoutPipeline = inProcess(new TrainGnn(), "--staleness", "2");
         assertTrue(stalenessWithoutPipeline[2].contains("--staleness applies to --mode pipelined only (got --mode sar)"),
                 stalenessWithoutPipeline[2]);
+        for (String[] usage : List.of(
+                new String[] {"--fanouts trains SAGE models: add --model sage (got --model gcn)", "--fanouts", "10,10"},
+                new String[] {"--fanouts gives 3 hops for --layers 2: give one per layer", "--model", "sage", "--fanouts", "5,5,5"},
+                new String[] {"--fanouts: each must be at least 1, or -1 for all neighbours; got 0", "--model", "sage", "--fanouts", "5,0"},
+                new String[] {"--batch-size applies to sampled mini-batches: add --fanouts", "--batch-size", "8"},
+                new String[] {"--batch-size must be at least 1, got 0", "--model", "sage", "--fanouts", "5,5", "--batch-size", "0"},
+                new String[] {"--mode pipelined has nothing to pipeline", "--model", "sage", "--fanouts", "5,5", "--mode", "pipelined"})) {
+            String[] r = inProcess(new TrainGnn(), Arrays.copyOfRange(usage, 1, usage.length));
+            assertEquals("2", r[0], () -> "a usage error for " + Arrays.toString(usage) + ": " + r[2]);
+            assertTrue(r[2].contains(usage[0]), r[2]);
+        }
     }
 
     @Test
@@ -101,6 +113,15 @@ class TrainGnnCliTest {
         assertTrue(t.output().contains("test accuracy at the best validation epoch"), t::describe);
         assertEquals(4, Files.readAllLines(out.resolve("epochs.csv")).size(), "header and 3 epochs");
         assertTrue(Files.size(out.resolve("curves.png")) > 1000, "curves.png written");
+
+        Path sampled = base.resolve("sampled");
+        MpiLauncher.Result m = trainGnn(sampled, "--partitions", base.resolve("parts").toString(), "--epochs", "3", "--hidden", "8",
+                "--model", "sage", "--fanouts", "5,-1", "--batch-size", "16", "--no-plot");
+        assertFalse(m.timedOut(), m::describe);
+        assertEquals(0, m.exitCode(), m::describe);
+        assertTrue(m.output().contains("mini-batches of 16 seeds per rank, fanouts [5, -1], SAR evaluation"), m::describe);
+        assertTrue(m.output().contains("epoch 3/3"), m::describe);
+        assertEquals(4, Files.readAllLines(sampled.resolve("epochs.csv")).size(), "header and 3 epochs");
     }
 
     @ParameterizedTest(name = "--mode {0} --smoothing {1}")
