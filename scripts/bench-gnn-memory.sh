@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Peak memory per rank and epoch time of partitioned full-graph GNN training: GCN and GAT, SAR's
 # modes 1 (sar), 2 (sequential) and 3 (one-shot), 1, 2 and 4 ranks (issue 6, "Memory and speed");
-# --modes pipelined adds PipeGCN's stale exchange.
+# --modes pipelined adds PipeGCN's stale exchange; --models sage --modes sampled, GraphSAGE on sampled
+# mini-batches (PyG's distributed training; an epoch is one pass over the training nodes).
 #
 #   scripts/bench-gnn-memory.sh [options]
 #
@@ -10,7 +11,9 @@
 #   --hidden H         hidden width (128)                     --layers L     graph layers (3)
 #   --heads K          attention heads of hidden GAT layers (4)
 #   --ranks LIST       rank counts (1,2,4)                    --models LIST  gcn,gat
-#   --modes LIST       sar,sequential,one-shot[,pipelined]    --epochs E     epochs per run (2)
+#   --modes LIST       sar,sequential,one-shot[,pipelined][,sampled]  --epochs E  epochs per run (2)
+#   --fanouts LIST     sampled mode: neighbours per hop (10 per layer)
+#   --batch-size B     sampled mode: seeds per rank and batch (1024)
 #   --partitioner P    metis (gpmetis) or ldg (metis)         --seed S       graph/partition seed (1)
 #   --data DIR         partition directory (default ${TMPDIR:-/tmp}/mn4j-gnn-memory/<graph>)
 #   --malloc fixed|default
@@ -40,7 +43,7 @@ cd "$root"
 
 nodes=400000 degree=25 features=128 classes=16 hidden=128 layers=3 heads=4
 ranks=1,2,4 models=gcn,gat modes=sar,sequential,one-shot epochs=2 partitioner=metis seed=1
-edges_per_step=-1 data="" malloc=fixed timeout=3600 build=1 time_repeats=2 out=$root/bench-results
+edges_per_step=-1 data="" malloc=fixed timeout=3600 build=1 time_repeats=2 out=$root/bench-results fanouts= batch_size=1024
 while [ $# -gt 0 ]; do
   case "$1" in
     --nodes) nodes=$2; shift 2 ;;
@@ -61,14 +64,18 @@ while [ $# -gt 0 ]; do
     --timeout) timeout=$2; shift 2 ;;
     --edges-per-step) edges_per_step=$2; shift 2 ;;
     --time-repeats) time_repeats=$2; shift 2 ;;
+    --fanouts) fanouts=$2; shift 2 ;;
+    --batch-size) batch_size=$2; shift 2 ;;
     --no-build) build=0; shift ;;
     --out) out=$(mkdir -p "$2" && cd "$2" && pwd); shift 2 ;;
     --quick) nodes=20000; shift ;;
-    -h|--help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-gnn-memory: unknown argument $1 (try --help)" >&2; exit 2 ;;
   esac
 done
 case "$malloc" in fixed|default) ;; *) echo "bench-gnn-memory: --malloc must be fixed or default" >&2; exit 2 ;; esac
+# Sampled mode: 10 neighbours per node at every hop unless --fanouts says otherwise.
+[ -n "$fanouts" ] || fanouts=$(printf '10%.0s,' $(seq "$layers") | sed 's/,$//')
 work=$out/work
 mkdir -p "$work"
 data=${data:-${TMPDIR:-/tmp}/mn4j-gnn-memory/n${nodes}-d${degree}-f${features}-c${classes}-${partitioner}-s${seed}}
@@ -129,7 +136,7 @@ run_config() { # np model mode epochs
   timeout "$timeout" mpirun -np "$np" "${flags[@]}" "${envflags[@]}" ${MN4J_MPIRUN_FLAGS:-} \
     java -cp "$cp" -XX:+UseSerialGC -Dorg.bytedeco.javacpp.maxPhysicalBytes=0 ${MN4J_JAVA_FLAGS:-} "$main" run \
     --data "$data" --model "$model" --mode "$mode" --epochs "$ep" --hidden "$hidden" --layers "$layers" \
-    --heads "$heads" --edges-per-step "$edges_per_step" --csv "$csv" < /dev/null 2>&1 | grep -v 'INFO\|index_reduce() is in beta' >> "$log"
+    --heads "$heads" --edges-per-step "$edges_per_step" --fanouts "$fanouts" --batch-size "$batch_size" --csv "$csv" < /dev/null 2>&1 | grep -v 'INFO\|index_reduce() is in beta' >> "$log"
   rc=${PIPESTATUS[0]}
   set -e
   if [ "$rc" != 0 ]; then
@@ -146,6 +153,8 @@ IFS=, read -r -a mode_list <<< "$modes"
 for np in "${rank_list[@]}"; do
   for model in "${model_list[@]}"; do
     for mode in "${mode_list[@]}"; do
+      # SAGE trains on sampled mini-batches only, and only SAGE does.
+      case "$model/$mode" in sage/sampled) ;; sage/* | */sampled) continue ;; esac
       run_config "$np" "$model" "$mode" "$epochs"
     done
   done

@@ -40,16 +40,17 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * Full-graph GNN training on a graph partitioned over the ranks of the job (SAR-style distributed
- * training): rank k holds partition k's nodes, features and in-edges only, and the layers fetch
+ * GNN training on a graph partitioned over the ranks of the job (SAR-style full-graph training, or
+ * PyG-style sampled mini-batches): rank k holds partition k's nodes, features and in-edges only, and the layers fetch
  * the features of remote neighbours through the {@code GraphShardManager} in the chosen mode.
  *
  * <p>Rank 0 reads or generates the graph, partitions it into one part per rank and writes the
  * partition directory (or {@code --partitions DIR} names one written before by {@code Partition});
  * then every rank loads its own partition, builds the shard manager, the model and Adam, and trains
- * with a {@code FullGraphTrainer}: one full-graph step per epoch, after which rank 0 prints the
- * loss, the train/val/test accuracy over all partitions, the epoch time, the bytes all ranks sent
- * and the peak resident memory of every rank. Bad input (a missing or corrupt partition directory,
+ * with a {@code FullGraphTrainer}: one full-graph step per epoch (with {@code --fanouts}, a
+ * {@code MiniBatchTrainer}: one step per batch of sampled neighbourhoods), after which rank 0
+ * prints the loss, the train/val/test accuracy over all partitions, the epoch time, the bytes all
+ * ranks sent and the peak resident memory of every rank. Bad input (a missing or corrupt partition directory,
  * a partition count that does not match the job) gives every rank a clear message and a non-zero
  * exit, never a hang.
  */

@@ -206,12 +206,13 @@ final class GnnBenchReport implements Callable<Integer> {
         configs.sort(Comparator.comparing(Config::model).thenComparing(c -> GnnMemoryBenchmark.modeNumber(c.mode()))
                 .thenComparing(Config::ranks));
         printTable(configs);
-        boolean ok = printTargets(configs);
+        int[] targets = printTargets(configs);
         if (png != null) {
             plot(configs, png);
             System.out.println("plot: " + png);
         }
-        System.out.println(ok ? "all targets met" : "some targets NOT met (see above)");
+        System.out.println(targets[0] == 0 ? "no target measured (they need GCN and GAT in modes 1 and 2)"
+                : targets[1] == 0 ? "all targets met" : "some targets NOT met (see above)");
         return 0;
     }
 
@@ -237,6 +238,10 @@ final class GnnBenchReport implements Callable<Integer> {
                 + " the forward pass; halo = rows a rank receives per exchange (max over ranks)");
         System.out.println("time: epoch = forward + backward + gradient sum + Adam step, slowest rank; 'epoch 2' from the first"
                 + " run, 'best' = fastest epoch after the first over all runs");
+        if (configs.stream().anyMatch(c -> c.mode().equals("sampled"))) {
+            System.out.println("sampled (mode 5): an epoch is one pass over every rank's training nodes in mini-batches (sample, fetch"
+                    + " features, forward, backward, gradient sum, Adam step per batch); its peak shows under bwdpk");
+        }
         System.out.printf("%-5s %-12s %2s %3s %5s %7s %6s %7s %7s %7s %7s %7s %8s %8s %4s %11s%n", "model", "mode", "N", "thr", "cut%",
                 "halo", "data", "fwdpk", "held", "bwdpk", "peak", "xM(1)/N", "epoch 2", "best", "runs", "loss 2");
         for (Config c : configs) {
@@ -250,8 +255,9 @@ final class GnnBenchReport implements Callable<Integer> {
         }
     }
 
-    private static boolean printTargets(List<Config> configs) {
-        boolean ok = true;
+    /** Prints the targets; returns how many were measured and how many of those failed. */
+    private static int[] printTargets(List<Config> configs) {
+        int measured = 0, failed = 0;
         System.out.println();
         System.out.println("targets (issue 6):");
         for (String model : List.of("gcn", "gat")) {
@@ -264,7 +270,8 @@ final class GnnBenchReport implements Callable<Integer> {
                 }
                 double bound = 1.25 * one.peakMib() / n;
                 boolean pass = r.peakMib() <= bound;
-                ok &= pass;
+                measured++;
+                failed += pass ? 0 : 1;
                 System.out.printf(Locale.ROOT, "  [%s] %s mode 1, %d ranks: %.0f MiB <= 1.25 x %.0f/%d = %.0f MiB (%.2f x memory(1)/%d)%n",
                         pass ? "PASS" : "FAIL", model, n, r.peakMib(), one.peakMib(), n, bound, r.peakMib() / (one.peakMib() / n), n);
             }
@@ -272,7 +279,8 @@ final class GnnBenchReport implements Callable<Integer> {
         Config sar = find(configs, "gat", "sar", 4), seq = find(configs, "gat", "sequential", 4);
         if (sar != null && seq != null) {
             boolean pass = seq.peakMib() >= 2 * sar.peakMib();
-            ok &= pass;
+            measured++;
+            failed += pass ? 0 : 1;
             System.out.printf(Locale.ROOT, "  [%s] gat, 4 ranks: mode 2 / mode 1 memory = %.0f / %.0f = %.2f >= 2%n", pass ? "PASS" : "FAIL",
                     seq.peakMib(), sar.peakMib(), seq.peakMib() / sar.peakMib());
         } else {
@@ -289,14 +297,15 @@ final class GnnBenchReport implements Callable<Integer> {
             double best = m1.bestS() / m3.bestS();
             boolean pass = best <= 1.3;
             if (n == 2) {
-                ok &= pass;
+                measured++;
+                failed += pass ? 0 : 1;
             }
             System.out.printf(Locale.ROOT, "  [%s] gcn, %d ranks: mode 1 / mode 3 epoch time, best of %d and %d runs = %.2f / %.2f s = %.2f"
                             + " <= 1.3 (second epoch of the first run: %.2f / %.2f s = %.2f)%s%n",
                     n == 2 ? (pass ? "PASS" : "FAIL") : (pass ? "pass" : "fail"), n, m1.runs(), m3.runs(), m1.bestS(), m3.bestS(), best,
                     m1.first().secondEpochS(), m3.first().secondEpochS(), second, note);
         }
-        return ok;
+        return new int[] {measured, failed};
     }
 
     private static void plot(List<Config> configs, Path png) throws IOException {
@@ -307,9 +316,10 @@ final class GnnBenchReport implements Callable<Integer> {
                 .xAxisTitle("workers (ranks)").yAxisTitle("MiB above idle baseline").build();
         XYChart time = new XYChartBuilder().width(720).height(480).title("Best epoch time (2 cores: N=4 is oversubscribed)")
                 .xAxisTitle("workers (ranks)").yAxisTitle("seconds").build();
-        Color[] colors = {new Color(31, 119, 180), new Color(255, 127, 14), new Color(44, 160, 44), new Color(214, 39, 40)};
-        for (String model : List.of("gcn", "gat")) {
-            for (String mode : List.of("sar", "sequential", "one-shot", "pipelined")) {
+        Color[] colors = {new Color(31, 119, 180), new Color(255, 127, 14), new Color(44, 160, 44), new Color(214, 39, 40),
+            new Color(148, 103, 189)};
+        for (String model : List.of("gcn", "gat", "sage")) {
+            for (String mode : List.of("sar", "sequential", "one-shot", "pipelined", "sampled")) {
                 List<Config> line = new ArrayList<>();
                 for (Config c : configs) {
                     if (c.model().equals(model) && c.mode().equals(mode)) {

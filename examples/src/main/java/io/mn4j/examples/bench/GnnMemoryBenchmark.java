@@ -4,6 +4,9 @@ import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.ReduceOp;
 import io.mn4j.gnn.dist.AggregationMode;
 import io.mn4j.gnn.dist.GraphShardManager;
+import io.mn4j.gnn.sampling.DistNeighborSampler;
+import io.mn4j.gnn.train.LocalNodes;
+import io.mn4j.gnn.train.MiniBatchTrainer;
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.graph.SyntheticGraphs;
 import io.mn4j.gnn.nn.GnnModel;
@@ -34,8 +37,9 @@ import picocli.CommandLine.Option;
 
 /**
  * Peak resident memory per rank and epoch time of full-graph GNN training on a partitioned
- * synthetic graph, per model (GCN, GAT), aggregation mode (SAR, sequential, one-shot) and number
- * of ranks. Three steps, run by {@code scripts/bench-gnn-memory.sh}:
+ * synthetic graph, per model (GCN, GAT), aggregation mode (SAR, sequential, one-shot, pipelined)
+ * and number of ranks; and of GraphSAGE on sampled mini-batches (mode "sampled", PyG's
+ * distributed training: an epoch is a pass over every rank's training nodes in batches). Three steps, run by {@code scripts/bench-gnn-memory.sh}:
  *
  * <ol>
  *   <li>{@code partition} (one process, no MPI): draws a planted-partition graph and writes one
@@ -167,9 +171,16 @@ public final class GnnMemoryBenchmark implements Callable<Integer> {
         @Option(names = "--model", defaultValue = "gcn", description = "gcn or gat (default: ${DEFAULT-VALUE}).")
         String model;
 
-        @Option(names = "--mode", defaultValue = "sar", description = "sar (mode 1), sequential (mode 2), one-shot (mode 3) or pipelined (PipeGCN's stale exchange) "
-                + "(default: ${DEFAULT-VALUE}).")
+        @Option(names = "--mode", defaultValue = "sar", description = "sar (mode 1), sequential (mode 2), one-shot (mode 3), pipelined (PipeGCN's stale exchange) "
+                + "or sampled (mini-batches on sampled neighbourhoods, --model sage) (default: ${DEFAULT-VALUE}).")
         String mode;
+
+        @Option(names = "--fanouts", split = ",", defaultValue = "10,10,10",
+                description = "Sampled mode: neighbours per node and hop, one per layer (default: ${DEFAULT-VALUE}).")
+        int[] fanouts;
+
+        @Option(names = "--batch-size", defaultValue = "1024", description = "Sampled mode: seeds per rank and batch (default: ${DEFAULT-VALUE}).")
+        int batchSize;
 
         @Option(names = "--staleness", defaultValue = "1", description = "Pipelined mode: the most epochs old the rows a pass reads "
                 + "may be (default: ${DEFAULT-VALUE}).")
@@ -211,20 +222,32 @@ public final class GnnMemoryBenchmark implements Callable<Integer> {
             return new GnnRankRun(world, this).run();
         }
 
+        boolean sampled() {
+            return mode.equalsIgnoreCase("sampled");
+        }
+
         AggregationMode aggregationMode() {
+            if (sampled()) {
+                return AggregationMode.SAR; // no shard manager is built; the name is "sampled"
+            }
             switch (mode.toLowerCase(Locale.ROOT)) {
                 case "sar": case "1": return AggregationMode.SAR;
                 case "sequential": case "2": return AggregationMode.SEQUENTIAL;
                 case "one-shot": case "oneshot": case "one_shot": case "3": return AggregationMode.ONE_SHOT;
                 case "pipelined": case "4": return AggregationMode.PIPELINED;
-                default: throw new CommandLine.ParameterException(new CommandLine(this), "unknown mode '" + mode + "' (sar, sequential, one-shot, pipelined)");
+                default: throw new CommandLine.ParameterException(new CommandLine(this), "unknown mode '" + mode
+                        + "' (sar, sequential, one-shot, pipelined, sampled)");
             }
         }
 
         GnnModel.Kind kind() {
             GnnModel.Kind k = GnnModel.Kind.parse(model);
-            if (k == GnnModel.Kind.SAGE) {
-                throw new CommandLine.ParameterException(new CommandLine(this), "the benchmark covers gcn and gat");
+            if ((k == GnnModel.Kind.SAGE) != sampled()) {
+                throw new CommandLine.ParameterException(new CommandLine(this),
+                        "the benchmark covers gcn and gat full-graph, and sage in sampled mode (got " + model + ", " + mode + ")");
+            }
+            if (sampled() && fanouts.length != layers) {
+                throw new CommandLine.ParameterException(new CommandLine(this), fanouts.length + " fanouts for " + layers + " layers");
             }
             return k;
         }
@@ -255,10 +278,11 @@ public final class GnnMemoryBenchmark implements Callable<Integer> {
             probe.reset();
             probe.resetHeapPeaks();
 
-            // Load: only this rank's partition, then the shards, the model and the optimizer.
+            // Load: only this rank's partition, then the shards (full-graph) or the sampler, the
+            // model and the optimizer.
             PartitionData part = PartitionReader.load(comm, dir);
-            GraphShardManager graph = GraphShardManager.build(comm, part).mode(mode).staleness(o.staleness).prefetchDepth(o.prefetch)
-                    .edgesPerStep(o.edgesPerStep);
+            GraphShardManager graph = o.sampled() ? null : GraphShardManager.build(comm, part).mode(mode).staleness(o.staleness)
+                    .prefetchDepth(o.prefetch).edgesPerStep(o.edgesPerStep);
             Tensor x = part.features();
             Tensor labels = part.labels();
             Tensor trainIdx = part.trainMask().nonzero().squeeze(1);
@@ -269,6 +293,9 @@ public final class GnnMemoryBenchmark implements Callable<Integer> {
             GnnModel model = new GnnModel(kind, x.size(1), o.hidden, classes, o.layers, o.dropout, o.heads);
             comm.bcastData(model, 0);
             Adam adam = new Adam(model.parameters(), new AdamOptions(0.01));
+            MiniBatchTrainer sampledTrainer = !o.sampled() ? null : new MiniBatchTrainer(comm, null, model, adam,
+                    new LocalNodes(x, labels, part.trainMask(), part.valMask(), part.testMask()),
+                    new DistNeighborSampler(comm, part.metadata().partNodeOffsets(), part.adjacency(), o.fanouts, o.seed), o.batchSize, o.seed);
             comm.barrier();
             long dataRss = probe.rss() - baseline;
             long loadPeak = probe.peak() - baseline;
@@ -285,19 +312,25 @@ public final class GnnMemoryBenchmark implements Callable<Integer> {
                 long t0 = System.nanoTime();
                 PointerScope scope = o.scope.equals("epoch") ? new PointerScope() : null;
                 try {
-                    adam.zero_grad();
-                    graph.nextEpoch();
-                    Tensor out = model.forward(graph, x, true);
-                    Tensor logp = torch.log_softmax(out.index_select(0, trainIdx), 1);
-                    Tensor loss = torch.nll_loss(logp, labels.index_select(0, trainIdx), new TensorOptional(), 2, Graph.UNLABELLED)
-                            .div(new Scalar(globalTrain));
-                    fwdPeak[e] = probe.peak() - baseline;
-                    heldAfterForward[e] = probe.rss() - baseline;
-                    probe.reset();
-                    loss.backward();
-                    sumGradients(model);
-                    adam.step();
-                    losses[e] = comm.allreduce(loss.detach().to(torch.ScalarType.Double), ReduceOp.SUM).item_double();
+                    if (sampledTrainer != null) {
+                        // Many batches, each a forward and a backward: the epoch's peak counts as
+                        // the backward phase's, the forward phase's stays 0.
+                        losses[e] = sampledTrainer.trainEpoch();
+                    } else {
+                        adam.zero_grad();
+                        graph.nextEpoch();
+                        Tensor out = model.forward(graph, x, true);
+                        Tensor logp = torch.log_softmax(out.index_select(0, trainIdx), 1);
+                        Tensor loss = torch.nll_loss(logp, labels.index_select(0, trainIdx), new TensorOptional(), 2, Graph.UNLABELLED)
+                                .div(new Scalar(globalTrain));
+                        fwdPeak[e] = probe.peak() - baseline;
+                        heldAfterForward[e] = probe.rss() - baseline;
+                        probe.reset();
+                        loss.backward();
+                        sumGradients(model);
+                        adam.step();
+                        losses[e] = comm.allreduce(loss.detach().to(torch.ScalarType.Double), ReduceOp.SUM).item_double();
+                    }
                 } finally {
                     if (scope != null) {
                         scope.close();
@@ -312,14 +345,15 @@ public final class GnnMemoryBenchmark implements Callable<Integer> {
                 peak = Math.max(peak, Math.max(fwdPeak[e], bwdPeak[e]));
             }
             long halo = 0;
-            for (int p = 0; p < size; p++) {
+            for (int p = 0; graph != null && p < size; p++) {
                 halo += graph.rowsReceivedFrom(p);
             }
             GnnBenchReport.RankReport mine = new GnnBenchReport.RankReport(rank, baseline, dataRss, loadPeak, fwdPeak, heldAfterForward, bwdPeak, endRss, peak, seconds,
                     halo, part.numLocalNodes(), part.numLocalEdges(), probe.heapPeak(), probe.canReset());
             List<GnnBenchReport.RankReport> all = comm.allgatherObj(mine);
             if (rank == 0) {
-                GnnBenchReport.Row row = GnnBenchReport.Row.of(kind.name().toLowerCase(Locale.ROOT), modeName(mode), size, torch.get_num_threads(),
+                GnnBenchReport.Row row = GnnBenchReport.Row.of(kind.name().toLowerCase(Locale.ROOT), o.sampled() ? "sampled" : modeName(mode),
+                        size, torch.get_num_threads(),
                         part.metadata(), o, all, losses);
                 System.out.println(row.describe(all));
                 if (o.csv != null) {
@@ -327,7 +361,9 @@ public final class GnnMemoryBenchmark implements Callable<Integer> {
                 }
             }
             comm.barrier();
-            graph.close();
+            if (graph != null) {
+                graph.close();
+            }
             part.close();
             return 0;
         }
@@ -374,12 +410,13 @@ public final class GnnMemoryBenchmark implements Callable<Integer> {
         }
     }
 
-    /** SAR's mode number (1, 2, 3; 4 for PipeGCN's) of a mode name. */
+    /** SAR's mode number (1, 2, 3; 4 for PipeGCN's, 5 for sampled mini-batches) of a mode name. */
     static int modeNumber(String name) {
         switch (name) {
             case "sar": return 1;
             case "sequential": return 2;
             case "pipelined": return 4;
+            case "sampled": return 5;
             default: return 3;
         }
     }

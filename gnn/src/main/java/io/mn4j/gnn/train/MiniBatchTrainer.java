@@ -30,6 +30,9 @@ import org.bytedeco.pytorch.global.torch;
  * over the union of the ranks' batches. Ranks with fewer batches take part with empty ones until
  * the rank with the most is done. Evaluation is full-graph, on the shard manager, and exact.
  * Collective: every rank calls the same methods in the same order.
+ *
+ * <p>Without a shard manager (null) it only trains: {@link #trainEpoch} works, {@link #evaluate}
+ * and so {@link #epoch} throw.
  */
 public final class MiniBatchTrainer implements Trainer {
     private final Communicator comm;
@@ -42,6 +45,8 @@ public final class MiniBatchTrainer implements Trainer {
     private final DistNodeData features;
     private final int batchSize;
     private final long seed;
+    /** Global id of this rank's first node. */
+    private final long firstNode;
     /** This rank's labelled training nodes, as global ids. */
     private final long[] train;
     /** Labelled training nodes per rank. */
@@ -49,7 +54,7 @@ public final class MiniBatchTrainer implements Trainer {
     private int epoch;
 
     /**
-     * @param graph     the partitioned graph, for evaluation
+     * @param graph     the partitioned graph, for evaluation (null: none)
      * @param sampler   samples one hop per layer of {@code model}, on the same partitions as {@code graph}
      * @param batchSize seeds per rank and batch
      * @param seed      seed of the epochs' shuffles
@@ -70,7 +75,8 @@ public final class MiniBatchTrainer implements Trainer {
         this.batchSize = batchSize;
         this.seed = seed;
         long[] local = Tensors.toLongArray(splits.trainIdx);
-        this.train = Arrays.stream(local).map(i -> i + graph.firstNode()).toArray();
+        this.firstNode = sampler.offsets()[comm.rank()];
+        this.train = Arrays.stream(local).map(i -> i + firstNode).toArray();
         List<Long> counts = comm.allgatherObj((long) train.length);
         this.trainPerRank = counts.stream().mapToLong(Long::longValue).toArray();
         comm.bcastData(model, 0);
@@ -86,6 +92,18 @@ public final class MiniBatchTrainer implements Trainer {
     public EpochStats epoch() {
         long t0 = System.nanoTime();
         long bytes0 = comm.stats().totalBytesSent();
+        double loss = trainEpoch();
+        double[] acc = evaluate();
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        long bytes = comm.stats().totalBytesSent() - bytes0;
+        return new EpochStats(epoch, loss, acc[0], acc[1], acc[2], seconds, bytes);
+    }
+
+    /**
+     * One pass over every rank's training nodes in batches, without evaluation; returns the mean
+     * cross-entropy over all ranks' training nodes, each taken before the step of its batch.
+     */
+    public double trainEpoch() {
         model.train(true);
         long[] order = shuffled(train, seed, epoch);
         int batches = batchesPerEpoch();
@@ -96,7 +114,7 @@ public final class MiniBatchTrainer implements Trainer {
                     Sample sample = sampler.sample(seeds, (long) epoch * batches + b)) {
                 Tensor x = features.gather(sample.inputNodes());
                 Tensor out = model.forward(sample.blocks(), x, true);
-                Tensor labels = nodes.labels().index_select(0, Tensors.longs(seeds).sub(new Scalar(graph.firstNode())));
+                Tensor labels = nodes.labels().index_select(0, Tensors.longs(seeds).sub(new Scalar(firstNode)));
                 Tensor ceSum = torch.nll_loss(torch.log_softmax(out, 1), labels, new TensorOptional(), 2, Graph.UNLABELLED);
                 Tensor loss = ceSum.div(new Scalar((double) seedsInBatch(b)));
                 optimizer.zero_grad();
@@ -106,15 +124,11 @@ public final class MiniBatchTrainer implements Trainer {
                 lossSum += ceSum.item_double();
             }
         }
-        double totalLoss;
+        epoch++;
         try (PointerScope scope = new PointerScope()) {
-            totalLoss = comm.allreduce(torch.scalar_tensor(new Scalar(lossSum), new TensorOptions(torch.ScalarType.Double)), ReduceOp.SUM)
+            return comm.allreduce(torch.scalar_tensor(new Scalar(lossSum), new TensorOptions(torch.ScalarType.Double)), ReduceOp.SUM)
                     .item_double() / splits.globalTrain;
         }
-        double[] acc = evaluate();
-        double seconds = (System.nanoTime() - t0) / 1e9;
-        long bytes = comm.stats().totalBytesSent() - bytes0;
-        return new EpochStats(++epoch, totalLoss, acc[0], acc[1], acc[2], seconds, bytes);
     }
 
     /** Seeds of all ranks in batch {@code b}. */
@@ -138,8 +152,12 @@ public final class MiniBatchTrainer implements Trainer {
         return a;
     }
 
+    /** @throws IllegalStateException without a shard manager to evaluate on */
     @Override
     public double[] evaluate() {
+        if (graph == null) {
+            throw new IllegalStateException("this MiniBatchTrainer has no shard manager to evaluate on");
+        }
         return splits.accuracy(model, graph);
     }
 }
