@@ -854,6 +854,14 @@ public final class Communicator implements AutoCloseable {
         ModelSync.meanGrad(this, module);
     }
 
+    /**
+     * Replaces every parameter's gradient by its sum over the ranks (missing gradients count as
+     * zeros), for losses that each rank computes a share of; in parameter order, with one allreduce.
+     */
+    public void sumGrad(Module module) {
+        ModelSync.sumGrad(this, module);
+    }
+
     // ------------------------------------------------------------------------------------------
     // Failure
 

@@ -7,7 +7,7 @@ import org.bytedeco.pytorch.global.torch;
 
 /**
  * Data-parallel helpers on a LibTorch {@link Module}: the same initial parameters on every rank,
- * and gradients averaged across ranks. Parameters are visited in the module's registration order,
+ * and gradients averaged (or summed) across ranks. Parameters are visited in the module's registration order,
  * which is the same on every rank that built the same model.
  */
 public final class ModelSync {
@@ -33,6 +33,18 @@ public final class ModelSync {
      * gradients flattened together. A parameter without a gradient counts as zeros and gets one.
      */
     public static void meanGrad(Communicator comm, Module module) {
+        reduceGrad(comm, module, ReduceOp.MEAN);
+    }
+
+    /**
+     * Replaces every parameter's gradient by its sum over the ranks (each rank's gradient is of its
+     * share of a loss), as {@link #meanGrad} does the mean.
+     */
+    public static void sumGrad(Communicator comm, Module module) {
+        reduceGrad(comm, module, ReduceOp.SUM);
+    }
+
+    private static void reduceGrad(Communicator comm, Module module, ReduceOp op) {
         TensorVector params = module.parameters(true);
         int n = (int) params.size();
         if (n == 0) {
@@ -45,13 +57,13 @@ public final class ModelSync {
                 Tensor g = p.grad();
                 grads[i] = g.defined() ? g.reshape(-1) : torch.zeros_like(p).reshape(-1);
             }
-            Tensor mean = torch.cat(new TensorVector(grads));
-            comm.allreduceInto(mean, mean, ReduceOp.MEAN); // in place: no second model-sized buffer
+            Tensor reduced = torch.cat(new TensorVector(grads));
+            comm.allreduceInto(reduced, reduced, op); // in place: no second model-sized buffer
             long offset = 0;
             for (int i = 0; i < n; i++) {
                 Tensor p = params.get(i);
                 long numel = p.numel();
-                Tensor part = mean.narrow(0, offset, numel).view(p.sizes());
+                Tensor part = reduced.narrow(0, offset, numel).view(p.sizes());
                 offset += numel;
                 Tensor g = p.grad();
                 if (g.defined()) {

@@ -29,7 +29,6 @@ import org.bytedeco.pytorch.AdamOptions;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorOptional;
-import org.bytedeco.pytorch.TensorVector;
 import org.bytedeco.pytorch.global.torch;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -327,7 +326,7 @@ public final class GnnMemoryBenchmark implements Callable<Integer> {
                         heldAfterForward[e] = probe.rss() - baseline;
                         probe.reset();
                         loss.backward();
-                        sumGradients(model);
+                        comm.sumGrad(model); // each rank's loss is its share of the global mean
                         adam.step();
                         losses[e] = comm.allreduce(loss.detach().to(torch.ScalarType.Double), ReduceOp.SUM).item_double();
                     }
@@ -385,19 +384,6 @@ public final class GnnMemoryBenchmark implements Callable<Integer> {
             }
         }
 
-        /** Each rank's loss is its share of the global mean: the gradient is the sum over ranks. */
-        private void sumGradients(GnnModel model) {
-            comm.meanGrad(model);
-            TensorVector params = model.parameters();
-            try (org.bytedeco.pytorch.NoGradGuard g = new org.bytedeco.pytorch.NoGradGuard()) {
-                for (long i = 0; i < params.size(); i++) {
-                    Tensor grad = params.get(i).grad();
-                    if (grad.defined()) {
-                        grad.mul_(new Scalar((double) comm.size()));
-                    }
-                }
-            }
-        }
     }
 
     /** Mode names used in the CSV and the table. */

@@ -10,7 +10,6 @@ import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorOptions;
-import org.bytedeco.pytorch.TensorVector;
 import org.bytedeco.pytorch.global.torch;
 
 /**
@@ -65,15 +64,6 @@ final class Splits {
 
     /** Each rank's gradient is of its share of the loss: the model's gradient is their sum. Collective. */
     void sumGradients(GnnModel model) {
-        comm.meanGrad(model);
-        TensorVector params = model.parameters();
-        try (NoGradGuard g = new NoGradGuard()) {
-            for (long i = 0; i < params.size(); i++) {
-                Tensor grad = params.get(i).grad();
-                if (grad.defined()) {
-                    grad.mul_(new Scalar((double) comm.size()));
-                }
-            }
-        }
+        comm.sumGrad(model);
     }
 }

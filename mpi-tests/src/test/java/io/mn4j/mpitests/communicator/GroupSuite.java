@@ -25,7 +25,7 @@ import org.bytedeco.pytorch.global.torch.ScalarType;
 
 /**
  * Groups and models: split communicators (even/odd ranks, reversed keys) running collectives
- * next to the world, node-local ranks, the model helpers bcastData and meanGrad, and the
+ * next to the world, node-local ranks, the model helpers bcastData, meanGrad and sumGrad, and the
  * per-operation counters for a known sequence of calls.
  */
 public class GroupSuite implements ScenarioSuite {
@@ -245,6 +245,31 @@ public class GroupSuite implements ScenarioSuite {
             for (long i = 0; i < Math.min(wantB.size(), gotB.size()); i++) {
                 check.tensorsClose("custom buffer " + i + " from root " + root, wantB.get(i), gotB.get(i), 0);
             }
+        }
+    }
+
+    static void sumGrad(Communicator c, Check check) {
+        int me = c.rank();
+        int n = c.size();
+        Module m = new Module();
+        Tensor w1 = Data.small(ScalarType.Float, new long[] {3, 4}, 1);
+        Tensor w3 = Data.small(ScalarType.Float, new long[] {2, 2}, 3);
+        m.register_parameter("w1", w1);
+        m.register_parameter("w3", w3);
+        Tensor loss = w1.mul(grad1(me)).sum();
+        if (me % 2 == 1) {
+            loss = loss.add(w3.mul(grad3(me)).sum());
+        }
+        loss.backward();
+        c.sumGrad(m);
+        check.tensorsClose("w1 grad is the sum", Data.reduce(Data.perRank(n, GroupSuite::grad1), ReduceOp.SUM), w1.grad(), 1e-5);
+        Tensor sum3 = Data.empty(ScalarType.Float, 2, 2).fill_(new Scalar(0.0));
+        for (int r = 1; r < n; r += 2) {
+            sum3 = sum3.add(grad3(r));
+        }
+        check.isTrue("w3 grad defined after sumGrad", w3.grad().defined(), "still undefined");
+        if (w3.grad().defined()) {
+            check.tensorsClose("w3 grad is the sum with missing ones as zeros", sum3, w3.grad(), 1e-5);
         }
     }
 
@@ -519,6 +544,7 @@ public class GroupSuite implements ScenarioSuite {
         s.put("split even/odd with reversed keys: collectives and p2p inside", GroupSuite::splitEvenOdd);
         s.put("bcastData makes parameters and buffers equal to the root's", GroupSuite::bcastData);
         s.put("meanGrad averages gradients, missing ones as zeros", GroupSuite::meanGrad);
+        s.put("sumGrad sums gradients, missing ones as zeros", GroupSuite::sumGrad);
         s.put("counters for a known sequence of calls", GroupSuite::counters);
         s.put("split with a negative color on some ranks: they throw, the others get communicators",
                 GroupSuite::splitWithNegativeColor);
