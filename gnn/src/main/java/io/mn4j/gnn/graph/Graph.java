@@ -1,8 +1,8 @@
 package io.mn4j.gnn.graph;
 
+import io.mn4j.gnn.util.Permutations;
 import io.mn4j.gnn.util.Tensors;
 import java.util.Arrays;
-import java.util.SplittableRandom;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch.ScalarType;
@@ -273,13 +273,7 @@ public final class Graph implements AutoCloseable {
         if (trainFraction < 0 || valFraction < 0 || trainFraction + valFraction > 1) {
             throw new IllegalArgumentException("bad split fractions train=" + trainFraction + " val=" + valFraction);
         }
-        int[] perm = new int[n];
-        for (int i = 0; i < n; i++) perm[i] = i;
-        SplittableRandom r = new SplittableRandom(seed);
-        for (int i = n - 1; i > 0; i--) {
-            int j = r.nextInt(i + 1);
-            int t = perm[i]; perm[i] = perm[j]; perm[j] = t;
-        }
+        int[] perm = Permutations.of(n, seed);
         int nTrain = (int) Math.round(trainFraction * n);
         int nVal = Math.min(n - nTrain, (int) Math.round(valFraction * n));
         boolean[][] m = new boolean[3][n];

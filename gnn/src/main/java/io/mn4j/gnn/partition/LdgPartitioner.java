@@ -1,8 +1,8 @@
 package io.mn4j.gnn.partition;
 
 import io.mn4j.gnn.graph.Graph;
+import io.mn4j.gnn.util.Permutations;
 import java.util.Arrays;
-import java.util.SplittableRandom;
 
 /**
  * Streaming Linear Deterministic Greedy partitioning (Stanton and Kliot, KDD 2012) with
@@ -44,15 +44,7 @@ public final class LdgPartitioner implements Partitioner {
         Partitioners.Undirected u = Partitioners.undirected(g);
         long[] ptr = u.rowptr;
         int[] nbr = u.col;
-        int[] order = new int[n];
-        for (int i = 0; i < n; i++) order[i] = i;
-        SplittableRandom r = new SplittableRandom(seed);
-        for (int i = n - 1; i > 0; i--) {
-            int j = r.nextInt(i + 1);
-            int t = order[i];
-            order[i] = order[j];
-            order[j] = t;
-        }
+        int[] order = Permutations.of(n, seed);
         double cap = Math.ceil((double) n / parts) * (1 + slack);
         Arrays.fill(assign, -1);
         long[] size = new long[parts];

@@ -1,7 +1,7 @@
 package io.mn4j.gnn.partition;
 
 import io.mn4j.gnn.graph.Graph;
-import java.util.SplittableRandom;
+import io.mn4j.gnn.util.Permutations;
 
 /**
  * A uniformly random balanced assignment: a seeded random permutation of the nodes dealt out
@@ -13,15 +13,7 @@ public final class RandomPartitioner implements Partitioner {
     public int[] partition(Graph g, int parts, long seed) {
         Partitioners.checkParts(parts);
         int n = Math.toIntExact(g.numNodes());
-        int[] perm = new int[n];
-        for (int i = 0; i < n; i++) perm[i] = i;
-        SplittableRandom r = new SplittableRandom(seed);
-        for (int i = n - 1; i > 0; i--) {
-            int j = r.nextInt(i + 1);
-            int t = perm[i];
-            perm[i] = perm[j];
-            perm[j] = t;
-        }
+        int[] perm = Permutations.of(n, seed);
         int[] a = new int[n];
         for (int i = 0; i < n; i++) a[perm[i]] = i % parts;
         return a;
