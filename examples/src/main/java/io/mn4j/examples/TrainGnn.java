@@ -172,8 +172,8 @@ public final class TrainGnn implements Callable<Integer> {
     GnnRun.Config config() {
         try {
             data.validate();
-            if (epochs < 1 || hidden < 1 || layers < 1 || heads < 1) {
-                throw new IllegalArgumentException("--epochs, --hidden, --layers and --heads must be at least 1");
+            if (epochs < 1) {
+                throw new IllegalArgumentException("--epochs must be at least 1, got " + epochs);
             }
             if (dropout < 0 || dropout >= 1) {
                 throw new IllegalArgumentException("--dropout must be in [0, 1), got " + dropout);
@@ -182,9 +182,6 @@ public final class TrainGnn implements Callable<Integer> {
                 throw new IllegalArgumentException("--lr must be positive and --weight-decay non-negative");
             }
             GnnModel.Kind kind = GnnModel.Kind.parse(model);
-            if (kind == GnnModel.Kind.GAT && hidden % heads != 0) {
-                throw new IllegalArgumentException("GAT: --hidden " + hidden + " must be a multiple of --heads " + heads);
-            }
             if (partitioner != null) {
                 Partitioners.byName(partitioner);
             }
@@ -203,21 +200,6 @@ public final class TrainGnn implements Callable<Integer> {
             }
             GnnRun.Sampling sampling = null;
             if (fanouts != null) {
-                if (kind != GnnModel.Kind.SAGE) {
-                    throw new IllegalArgumentException("--fanouts trains SAGE models: add --model sage (got --model " + model + ")");
-                }
-                if (fanouts.length != layers) {
-                    throw new IllegalArgumentException("--fanouts gives " + fanouts.length + " hops for --layers " + layers
-                            + ": give one per layer");
-                }
-                for (int f : fanouts) {
-                    if (f < 1 && f != -1) {
-                        throw new IllegalArgumentException("--fanouts: each must be at least 1, or -1 for all neighbours; got " + f);
-                    }
-                }
-                if (batchSize < 1) {
-                    throw new IllegalArgumentException("--batch-size must be at least 1, got " + batchSize);
-                }
                 if (aggregation == AggregationMode.PIPELINED) {
                     throw new IllegalArgumentException("--fanouts evaluates full-graph, where --mode pipelined has nothing to pipeline: "
                             + "use sar, sequential or oneshot");
@@ -226,7 +208,9 @@ public final class TrainGnn implements Callable<Integer> {
             } else if (spec.commandLine().getParseResult().hasMatchedOption("--batch-size")) {
                 throw new IllegalArgumentException("--batch-size applies to sampled mini-batches: add --fanouts");
             }
-            return new GnnRun.Config(kind, aggregation, hidden, layers, heads, dropout, lr, weightDecay, seed, sampling);
+            GnnRun.Config c = new GnnRun.Config(kind, aggregation, hidden, layers, heads, dropout, lr, weightDecay, seed, sampling);
+            c.validate();
+            return c;
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }

@@ -70,6 +70,26 @@ public final class GnnRun implements AutoCloseable {
             return new Config(kind, mode, hidden, layers, heads, dropout, lr, weightDecay, seed, s);
         }
 
+        /**
+         * Checks what depends on the configuration alone.
+         *
+         * @throws IllegalArgumentException saying what is wrong
+         */
+        public void validate() {
+            if (layers < 1 || hidden < 1 || heads < 1) {
+                throw new IllegalArgumentException("layers, hidden width and heads must be at least 1");
+            }
+            if (kind == GnnModel.Kind.GAT && hidden % heads != 0) {
+                throw new IllegalArgumentException("GAT: the hidden width " + hidden + " is not a multiple of " + heads + " heads");
+            }
+            if (sampling != null && kind != GnnModel.Kind.SAGE) {
+                throw new IllegalArgumentException("sampled mini-batches train SAGE models, not " + kind);
+            }
+            if (sampling != null && sampling.fanouts.length != layers) {
+                throw new IllegalArgumentException(sampling.fanouts.length + " fanouts for " + layers + " layers: give one per layer");
+            }
+        }
+
         /** One line for logs and headers. */
         public String describe() {
             String width = kind == GnnModel.Kind.GAT ? heads + "x" + (hidden / Math.max(1, heads)) : String.valueOf(hidden);
@@ -88,13 +108,40 @@ public final class GnnRun implements AutoCloseable {
      * {@code fanouts[h]} neighbours per node at hop h from the seeds (-1: all), one hop per layer.
      */
     public record Sampling(int[] fanouts, int batchSize) {
+        /** @throws IllegalArgumentException for no fanout, a fanout below 1 but -1, or a batch size below 1 */
         public Sampling {
             fanouts = fanouts.clone();
+            if (fanouts.length == 0) {
+                throw new IllegalArgumentException("give at least one fanout");
+            }
+            for (int f : fanouts) {
+                if (f < 1 && f != -1) {
+                    throw new IllegalArgumentException("each fanout must be at least 1, or -1 for all neighbours; got " + f);
+                }
+            }
+            if (batchSize < 1) {
+                throw new IllegalArgumentException("the batch size must be at least 1, got " + batchSize);
+            }
         }
 
         @Override
         public int[] fanouts() {
             return fanouts.clone();
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Sampling s && s.batchSize == batchSize && java.util.Arrays.equals(s.fanouts, fanouts);
+        }
+
+        @Override
+        public int hashCode() {
+            return 31 * java.util.Arrays.hashCode(fanouts) + batchSize;
+        }
+
+        @Override
+        public String toString() {
+            return describe();
         }
 
         public String describe() {
@@ -160,25 +207,7 @@ public final class GnnRun implements AutoCloseable {
                     + (m.hasMasks() ? "" : "no ") + "masks)");
         }
         GraphShardManager.requireUnweighted(m);
-        if (c.layers() < 1 || c.hidden() < 1 || c.heads() < 1) {
-            throw new IllegalArgumentException("layers, hidden width and heads must be at least 1");
-        }
-        if (c.kind() == GnnModel.Kind.GAT && c.hidden() % c.heads() != 0) {
-            throw new IllegalArgumentException("GAT: the hidden width " + c.hidden() + " is not a multiple of " + c.heads() + " heads");
-        }
-        Sampling s = c.sampling();
-        if (s != null) {
-            if (c.kind() != GnnModel.Kind.SAGE) {
-                throw new IllegalArgumentException("sampled mini-batches train SAGE models, not " + c.kind());
-            }
-            if (s.fanouts().length != c.layers()) {
-                throw new IllegalArgumentException(s.fanouts().length + " fanouts for " + c.layers()
-                        + " layers: give one fanout per layer");
-            }
-            if (s.batchSize() < 1) {
-                throw new IllegalArgumentException("the batch size must be at least 1, got " + s.batchSize());
-            }
-        }
+        c.validate();
     }
 
     /** One training step and evaluation of every split; its temporaries are freed before it returns. Collective. */

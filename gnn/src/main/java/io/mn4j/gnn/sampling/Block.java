@@ -12,7 +12,8 @@ import org.bytedeco.pytorch.Tensor;
  * message-flow graph, PyG's sampled subgraph seen from one layer). Row {@code i} lists the sampled
  * in-neighbours of destination {@code i} as indices into the sources; a neighbour sampled twice
  * (a multi-edge) counts twice, as in the full graph. Holds native memory: close it (a
- * {@link Sample} closes its blocks).
+ * {@link Sample} closes its blocks), but only once every backward through {@link #mean}'s results
+ * has run: the backward reads the block's matrix.
  */
 public final class Block implements AutoCloseable {
     private final long[] srcNodes;

@@ -6,6 +6,7 @@ import io.mn4j.gnn.util.Agreement;
 import io.mn4j.gnn.util.Tensors;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -27,6 +28,11 @@ import org.bytedeco.pytorch.Tensor;
  *
  * <p>Collective: every rank calls {@link #sample} the same number of times (a rank without seeds
  * passes none), and per hop the ranks exchange requests and replies in two all-to-alls.
+ *
+ * <p>"The same subgraph" holds for the same global numbering of the nodes and the same order of
+ * each node's stored in-edges: a partitioner renumbers nodes per partition count, so runs on
+ * partitions of one graph cut for different rank counts sample differently (each correctly).
+ * The sampler keeps a copy of this rank's in-edge sources on the Java heap (8 bytes per edge).
  */
 public final class DistNeighborSampler {
     private final Communicator comm;
@@ -48,7 +54,7 @@ public final class DistNeighborSampler {
      *     (naming the rank and what), or when the ranks pass different offsets or fanouts
      */
     public DistNeighborSampler(Communicator comm, long[] offsets, Csr localInEdges, int[] fanouts, long seed) {
-        Agreement.agree(comm, "rank " + comm.rank() + ": setting up the neighbour sampler", () -> {
+        Agreement.agree(comm, "setting up the neighbour sampler", () -> {
             check(comm, offsets, localInEdges, fanouts);
             return null;
         });
@@ -63,15 +69,7 @@ public final class DistNeighborSampler {
     }
 
     private static void check(Communicator comm, long[] offsets, Csr edges, int[] fanouts) {
-        if (offsets.length != comm.size() + 1 || offsets[0] != 0) {
-            throw new IllegalArgumentException("offsets must have " + (comm.size() + 1) + " entries starting at 0, got "
-                    + Arrays.toString(offsets));
-        }
-        for (int p = 0; p < comm.size(); p++) {
-            if (offsets[p + 1] < offsets[p]) {
-                throw new IllegalArgumentException("offsets must not decrease, got " + Arrays.toString(offsets));
-            }
-        }
+        Owners.checkOffsets(comm, offsets);
         long owned = offsets[comm.rank() + 1] - offsets[comm.rank()];
         if (edges.numRows() != owned || edges.numCols() != offsets[comm.size()]) {
             throw new IllegalArgumentException("it owns " + owned + " of " + offsets[comm.size()]
@@ -102,17 +100,19 @@ public final class DistNeighborSampler {
      * The sampled neighbourhood of {@code seeds} (distinct global ids, any owner), as one
      * {@link Block} per hop, input layer first; the last block's destinations are the seeds, in
      * the given order. {@code round} tells batches apart: the same seeds in the same round give
-     * the same sample. Collective.
+     * the same sample. Collective: every rank passes the same round (with seeds of its own).
      *
      * @throws io.mn4j.gnn.util.JobInputException on every rank if any rank's seeds are out of
-     *     range or repeat, naming the rank and the seed
+     *     range or repeat, naming the rank and the seed, or if the ranks pass different rounds
      */
     public Sample sample(long[] seeds, long round) {
         long numNodes = offsets[offsets.length - 1];
-        Agreement.agree(comm, "rank " + comm.rank() + ": sampling round " + round, () -> {
+        Agreement.agree(comm, "sampling round " + round, () -> {
             checkSeeds(seeds, numNodes);
             return null;
         });
+        // Owners sample by the round they are given: ranks out of step would mix batches silently.
+        Agreement.requireSame(comm, "sampling round", Long.toString(round));
         List<Block> outwards = new ArrayList<>(fanouts.length);
         try {
             long[] frontier = seeds.clone();
@@ -126,7 +126,7 @@ public final class DistNeighborSampler {
             throw e;
         }
         List<Block> inwards = new ArrayList<>(outwards);
-        java.util.Collections.reverse(inwards);
+        Collections.reverse(inwards);
         return new Sample(seeds.clone(), inwards);
     }
 

@@ -7,8 +7,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
-import org.bytedeco.pytorch.global.torch;
 
 /**
  * Per-node data (features, labels) of a graph partitioned across the ranks of a communicator, each
@@ -26,10 +26,8 @@ public final class DistNodeData {
      *     the nodes it owns, or the ranks pass different offsets
      */
     public DistNodeData(Communicator comm, long[] offsets, Tensor local) {
-        Agreement.agree(comm, "rank " + comm.rank() + ": setting up per-node data", () -> {
-            if (offsets.length != comm.size() + 1) {
-                throw new IllegalArgumentException("offsets must have " + (comm.size() + 1) + " entries, got " + Arrays.toString(offsets));
-            }
+        Agreement.agree(comm, "setting up per-node data", () -> {
+            Owners.checkOffsets(comm, offsets);
             long owned = offsets[comm.rank() + 1] - offsets[comm.rank()];
             if (local.dim() < 1 || local.size(0) != owned) {
                 throw new IllegalArgumentException("it owns " + owned + " nodes but has rows "
@@ -50,7 +48,7 @@ public final class DistNodeData {
      */
     public Tensor gather(long[] nodes) {
         long numNodes = offsets[offsets.length - 1];
-        Agreement.agree(comm, "rank " + comm.rank() + ": looking up node rows", () -> {
+        Agreement.agree(comm, "looking up node rows", () -> {
             for (long v : nodes) {
                 if (v < 0 || v >= numNodes) {
                     throw new IllegalArgumentException("node " + v + " is outside the graph's " + numNodes + " nodes");
@@ -67,7 +65,7 @@ public final class DistNodeData {
             List<Tensor> rows = new ArrayList<>(asked.size());
             long first = offsets[comm.rank()];
             for (Tensor ids : asked) {
-                rows.add(local.index_select(0, ids.sub(new org.bytedeco.pytorch.Scalar(first))));
+                rows.add(local.index_select(0, ids.sub(new Scalar(first))));
             }
             List<Tensor> got = comm.alltoall(rows);
             for (int p = 0; p < got.size(); p++) {

@@ -1,8 +1,10 @@
 package io.mn4j.gnn.sampling;
 
+import io.mn4j.communicator.Communicator;
 import io.mn4j.gnn.partition.PartitionMetadata;
 import io.mn4j.gnn.util.Tensors;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.bytedeco.pytorch.Tensor;
 
@@ -44,6 +46,22 @@ final class Owners {
             positions[p][k] = i;
         }
         return new Owners(ids, positions);
+    }
+
+    /**
+     * Throws unless {@code offsets} are partition boundaries for {@code comm}: {@code size() + 1}
+     * non-decreasing entries from 0.
+     */
+    static void checkOffsets(Communicator comm, long[] offsets) {
+        if (offsets.length != comm.size() + 1 || offsets[0] != 0) {
+            throw new IllegalArgumentException("offsets must have " + (comm.size() + 1) + " entries starting at 0, got "
+                    + Arrays.toString(offsets));
+        }
+        for (int p = 0; p < comm.size(); p++) {
+            if (offsets[p + 1] < offsets[p]) {
+                throw new IllegalArgumentException("offsets must not decrease, got " + Arrays.toString(offsets));
+            }
+        }
     }
 
     /** The groups as int64 tensors, one per rank, to send. */

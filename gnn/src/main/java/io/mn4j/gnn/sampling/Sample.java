@@ -5,7 +5,8 @@ import java.util.List;
 /**
  * The sampled neighbourhood of one batch of seeds: one {@link Block} per layer, input layer
  * first. The input nodes, whose features the first layer reads, are the first block's sources;
- * the last block's destinations are the seeds. Closing it closes the blocks.
+ * the last block's destinations are the seeds. Closing it closes the blocks: do so after the
+ * backward through the outputs computed on them.
  */
 public final class Sample implements AutoCloseable {
     private final long[] seeds;

@@ -8,10 +8,11 @@ import io.mn4j.gnn.nn.GnnModel;
 import io.mn4j.gnn.sampling.DistNeighborSampler;
 import io.mn4j.gnn.sampling.DistNodeData;
 import io.mn4j.gnn.sampling.Sample;
+import io.mn4j.gnn.util.Agreement;
+import io.mn4j.gnn.util.Permutations;
 import io.mn4j.gnn.util.Tensors;
 import java.util.Arrays;
 import java.util.List;
-import java.util.SplittableRandom;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Optimizer;
 import org.bytedeco.pytorch.Scalar;
@@ -58,12 +59,20 @@ public final class MiniBatchTrainer implements Trainer {
      * @param sampler   samples one hop per layer of {@code model}, on the same partitions as {@code graph}
      * @param batchSize seeds per rank and batch
      * @param seed      seed of the epochs' shuffles
+     * @throws io.mn4j.gnn.util.JobInputException on every rank when a rank's batch size is below 1,
+     *     or when the ranks pass different batch sizes or seeds, or a shard manager on some ranks only
      */
     public MiniBatchTrainer(Communicator comm, GraphShardManager graph, GnnModel model, Optimizer optimizer, LocalNodes nodes,
             DistNeighborSampler sampler, int batchSize, long seed) {
-        if (batchSize < 1) {
-            throw new IllegalArgumentException("the batch size must be at least 1, got " + batchSize);
-        }
+        Agreement.agree(comm, "setting up mini-batch training", () -> {
+            if (batchSize < 1) {
+                throw new IllegalArgumentException("the batch size must be at least 1, got " + batchSize);
+            }
+            return null;
+        });
+        // Every rank takes part in every batch: the number of batches must come out the same.
+        Agreement.requireSame(comm, "batch size, shuffle seed and evaluation graph",
+                "batch size " + batchSize + ", seed " + seed + (graph == null ? ", no graph" : ", a graph"));
         this.comm = comm;
         this.graph = graph;
         this.model = model;
@@ -87,16 +96,35 @@ public final class MiniBatchTrainer implements Trainer {
         return (int) ((Arrays.stream(trainPerRank).max().orElse(0) + batchSize - 1) / batchSize);
     }
 
+    /**
+     * This rank's seeds of batch {@code b} (from 0) of epoch {@code epoch} (from 0): its training
+     * nodes as global ids, shuffled by the seed and the epoch, in slices of the batch size (empty
+     * once they have run out).
+     */
+    public long[] batch(int epoch, int b) {
+        return slice(shuffled(train, seed, epoch), b);
+    }
+
+    private long[] slice(long[] order, int b) {
+        return Arrays.copyOfRange(order, (int) Math.min(order.length, (long) b * batchSize),
+                (int) Math.min(order.length, (long) (b + 1) * batchSize));
+    }
+
     /** One pass over every rank's training nodes in batches, then an evaluation of every split. */
     @Override
     public EpochStats epoch() {
+        requireGraph();
         long t0 = System.nanoTime();
-        long bytes0 = comm.stats().totalBytesSent();
+        long bytes0 = bytesSent();
         double loss = trainEpoch();
         double[] acc = evaluate();
         double seconds = (System.nanoTime() - t0) / 1e9;
-        long bytes = comm.stats().totalBytesSent() - bytes0;
-        return new EpochStats(epoch, loss, acc[0], acc[1], acc[2], seconds, bytes);
+        return new EpochStats(epoch, loss, acc[0], acc[1], acc[2], seconds, bytesSent() - bytes0);
+    }
+
+    /** Bytes this rank has sent, sampling and training (on {@code comm}) and evaluating (on the graph's own communicator). */
+    private long bytesSent() {
+        return comm.stats().totalBytesSent() + (graph == null ? 0 : graph.communicator().stats().totalBytesSent());
     }
 
     /**
@@ -105,11 +133,11 @@ public final class MiniBatchTrainer implements Trainer {
      */
     public double trainEpoch() {
         model.train(true);
-        long[] order = shuffled(train, seed, epoch);
         int batches = batchesPerEpoch();
+        long[] order = shuffled(train, seed, epoch);
         double lossSum = 0;
         for (int b = 0; b < batches; b++) {
-            long[] seeds = Arrays.copyOfRange(order, Math.min(order.length, b * batchSize), Math.min(order.length, (b + 1) * batchSize));
+            long[] seeds = slice(order, b);
             try (PointerScope scope = new PointerScope();
                     Sample sample = sampler.sample(seeds, (long) epoch * batches + b)) {
                 Tensor x = features.gather(sample.inputNodes());
@@ -141,23 +169,24 @@ public final class MiniBatchTrainer implements Trainer {
     }
 
     private static long[] shuffled(long[] nodes, long seed, int epoch) {
-        long[] a = nodes.clone();
-        SplittableRandom r = new SplittableRandom(seed * 0x9E3779B97F4A7C15L + epoch);
-        for (int i = a.length - 1; i > 0; i--) {
-            int j = r.nextInt(i + 1);
-            long t = a[i];
-            a[i] = a[j];
-            a[j] = t;
+        int[] p = Permutations.of(nodes.length, seed * 0x9E3779B97F4A7C15L + epoch);
+        long[] a = new long[nodes.length];
+        for (int i = 0; i < a.length; i++) {
+            a[i] = nodes[p[i]];
         }
         return a;
     }
 
-    /** @throws IllegalStateException without a shard manager to evaluate on */
+    /** @throws IllegalStateException without a shard manager to evaluate on (on every rank: they agreed on it) */
     @Override
     public double[] evaluate() {
-        if (graph == null) {
-            throw new IllegalStateException("this MiniBatchTrainer has no shard manager to evaluate on");
-        }
+        requireGraph();
         return splits.accuracy(model, graph);
+    }
+
+    private void requireGraph() {
+        if (graph == null) {
+            throw new IllegalStateException("this MiniBatchTrainer has no shard manager to evaluate on: use trainEpoch()");
+        }
     }
 }

@@ -53,6 +53,8 @@ public class GnnSamplingSuite implements ScenarioSuite {
         s.put("one epoch of mini-batches holding every training node equals one full-graph step in one process",
                 GnnSamplingSuite::oneBatchEpoch);
         s.put("mini-batches of 2 seeds per rank: ranks out of seeds take part with none, loss falls", GnnSamplingSuite::smallBatches);
+        s.put("mini-batches of 2 seeds per rank, every neighbour: an epoch equals one process stepping on each batch's union of seeds",
+                GnnSamplingSuite::batchesMatchOneProcess);
         s.put("clear errors on every rank: bad seeds, bad fanouts, wrong model", GnnSamplingSuite::errors);
         return s;
     }
@@ -81,6 +83,14 @@ public class GnnSamplingSuite implements ScenarioSuite {
     private static void sameBlocks(Communicator c, Check check, int[] fanouts) {
         RandomPartitionedGraph g = graph(c);
         DistNeighborSampler dist = new DistNeighborSampler(c, g.offsets, g.localInEdges(c.rank()), fanouts, SAMPLER_SEED);
+        if (fanouts[0] > 0) {
+            long[] all = java.util.stream.LongStream.range(0, N).toArray();
+            try (Sample r0 = dist.sample(c.rank() == 0 ? all : new long[0], 0); Sample r1 = dist.sample(c.rank() == 0 ? all : new long[0], 1)) {
+                Block b0 = r0.blocks().get(r0.blocks().size() - 1), b1 = r1.blocks().get(r1.blocks().size() - 1);
+                check.isTrue("rounds 0 and 1 sample other neighbours for the same seeds", c.rank() != 0
+                        || !Arrays.equals(b0.col(), b1.col()) || !Arrays.equals(b0.srcNodes(), b1.srcNodes()), "the same blocks");
+            }
+        }
         try (Communicator one = c.split(c.rank(), 0)) {
             DistNeighborSampler ref = alone(one, g, fanouts);
             for (int round = 0; round < 3; round++) {
@@ -103,7 +113,7 @@ public class GnnSamplingSuite implements ScenarioSuite {
                             Arrays.toString(lastDst));
                     for (int b = 1; b < got.blocks().size(); b++) {
                         Block before = got.blocks().get(b - 1), after = got.blocks().get(b);
-                        check.equal("round " + round + " block " + (b - 1) + "'s sources, first " + after.numDst() + ", are block " + b
+                        check.equal("round " + round + " block " + (b - 1) + "'s sources, first " + after.numSrc() + ", are block " + b
                                 + "'s sources", Arrays.toString(after.srcNodes()),
                                 Arrays.toString(Arrays.copyOf(before.srcNodes(), after.numSrc())));
                         check.equal("round " + round + " block " + (b - 1) + " has a destination per source of block " + b,
@@ -287,27 +297,47 @@ public class GnnSamplingSuite implements ScenarioSuite {
         }
     }
 
+    /** What every rank's message says of the failing rank: its own message names no rank, the others' name it. */
+    private static String names(Communicator c, int bad) {
+        return c.rank() == bad ? "" : "rank " + bad;
+    }
+
     private static void errors(Communicator c, Check check) {
         RandomPartitionedGraph g = graph(c);
         DistNeighborSampler sampler = new DistNeighborSampler(c, g.offsets, g.localInEdges(c.rank()), new int[] {2}, 1);
         int bad = c.size() - 1;
         check.throwsWith("a seed outside the graph on the last rank: every rank throws, naming it",
                 () -> sampler.sample(c.rank() == bad ? new long[] {1, N} : new long[] {1}, 0).close(),
-                "rank " + bad, "node " + N + ", outside the graph's " + N + " nodes");
+                names(c, bad), "sampling round 0", "node " + N + ", outside the graph's " + N + " nodes");
         check.throwsWith("a repeated seed on the last rank: every rank throws",
                 () -> sampler.sample(c.rank() == bad ? new long[] {4, 9, 4} : new long[0], 0).close(),
-                "rank " + bad, "node 4 is seed 0 and seed 2", "distinct");
+                names(c, bad), "node 4 is seed 0 and seed 2", "distinct");
         check.throwsWith("fanout 0 on the last rank: every rank throws",
                 () -> new DistNeighborSampler(c, g.offsets, g.localInEdges(c.rank()), c.rank() == bad ? new int[] {0} : new int[] {2}, 1),
-                "rank " + bad, "fanout must be at least 1");
-        if (c.size() > 1) { // partitions differ in size: each rank passes its neighbour's in-edges
-            check.throwsWith("in-edges of another partition's size", () -> new DistNeighborSampler(c, g.offsets,
-                    g.localInEdges((c.rank() + 1) % c.size()), new int[] {2}, 1), "rank " + c.rank(), "in-edge matrix");
-        }
+                names(c, bad), "fanout must be at least 1");
         DistNodeData rows = new DistNodeData(c, g.offsets, g.slice(RandomPartitionedGraph.values(3, torch.ScalarType.Double, N, IN),
                 c.rank()).clone());
         check.throwsWith("a node outside the graph asked for on the last rank: every rank throws",
-                () -> rows.gather(c.rank() == bad ? new long[] {-1} : new long[] {0}), "rank " + bad, "node -1 is outside");
+                () -> rows.gather(c.rank() == bad ? new long[] {-1} : new long[] {0}), names(c, bad), "node -1 is outside");
+        if (c.size() > 1) {
+            // Partitions differ in size: each rank passes its neighbour's in-edges.
+            check.throwsWith("in-edges of another partition's size", () -> new DistNeighborSampler(c, g.offsets,
+                    g.localInEdges((c.rank() + 1) % c.size()), new int[] {2}, 1), "in-edge matrix");
+            check.throwsWith("other fanouts on the last rank: every rank throws, showing both",
+                    () -> new DistNeighborSampler(c, g.offsets, g.localInEdges(c.rank()), c.rank() == bad ? new int[] {3} : new int[] {2}, 1),
+                    "every rank must have the same sampler fanouts", "[3]", "[2]");
+            check.throwsWith("another round on the last rank: every rank throws",
+                    () -> sampler.sample(new long[] {c.rank()}, c.rank() == bad ? 5 : 4).close(), "every rank must have the same sampling round");
+            try (GraphShardManager graph = GraphShardManager.build(c, g.offsets, g.localInEdges(c.rank()))) {
+                Tensor x = RandomPartitionedGraph.values(3, torch.ScalarType.Double, N, IN);
+                LocalNodes nodes = nodes(g, x, g.offsets[c.rank()], g.rows(c.rank()));
+                check.throwsWith("another batch size on the last rank: every rank throws",
+                        () -> sgdTrainer(c, graph, sage(2), nodes, sampler, c.rank() == bad ? 3 : 2), "every rank must have the same batch size");
+                check.throwsWith("batch size 0 on the last rank: every rank throws",
+                        () -> sgdTrainer(c, graph, sage(2), nodes, sampler, c.rank() == bad ? 0 : 2), names(c, bad),
+                        "the batch size must be at least 1, got 0");
+            }
+        }
         try (Sample s = sampler.sample(new long[] {0}, 1)) {
             GnnModel gcn = new GnnModel(GnnModel.Kind.GCN, IN, 4, CLASSES, 1, 0, 1);
             check.throwsWith("a GCN model on blocks", () -> gcn.forward(s.blocks(), rows.gather(s.inputNodes()).to(torch.ScalarType.Float),
@@ -319,6 +349,44 @@ public class GnnSamplingSuite implements ScenarioSuite {
         // After every error, the ranks still sample in step.
         try (Sample s = sampler.sample(new long[] {c.rank() % N}, 2)) {
             check.equal("a sample after the errors", 1, s.blocks().size());
+        }
+    }
+
+    /**
+     * Mini-batches of 2 seeds per rank with every neighbour: one epoch equals one process taking
+     * an SGD step per batch on the mean loss over the union of the ranks' seeds of that batch
+     * (full-graph SAGE at those seeds), with uneven training nodes per rank.
+     */
+    private static void batchesMatchOneProcess(Communicator c, Check check) {
+        RandomPartitionedGraph g = graph(c);
+        Tensor x = RandomPartitionedGraph.values(8, torch.ScalarType.Double, N, IN);
+        GnnModel m = sage(2);
+        GnnModel ref = sage(2);
+        try (GraphShardManager graph = GraphShardManager.build(c, g.offsets, g.localInEdges(c.rank()))) {
+            DistNeighborSampler sampler = new DistNeighborSampler(c, g.offsets, g.localInEdges(c.rank()), new int[] {-1, -1}, 3);
+            MiniBatchTrainer t = (MiniBatchTrainer) sgdTrainer(c, graph, m, nodes(g, x, g.offsets[c.rank()], g.rows(c.rank())), sampler, 2);
+            List<long[]> union = new ArrayList<>();
+            for (int b = 0; b < t.batchesPerEpoch(); b++) {
+                union.add(c.allgatherObj(t.batch(0, b)).stream().flatMapToLong(Arrays::stream).toArray());
+            }
+            check.isTrue("more than one batch", union.size() > 1, union.size() + " batches");
+            try (Communicator one = c.split(c.rank(), 0);
+                    GraphShardManager whole = GraphShardManager.build(one, new long[] {0, N}, g.wholeInEdges())) {
+                SGD sgd = new SGD(ref.parameters(), new SGDOptions(0.5));
+                Tensor labels = torch.arange(new org.bytedeco.pytorch.Scalar(N)).remainder(new org.bytedeco.pytorch.Scalar(CLASSES));
+                for (long[] seeds : union) {
+                    sgd.zero_grad();
+                    Tensor at = Tensors.longs(seeds);
+                    Tensor out = ref.forward(whole, x, true).index_select(0, at);
+                    torch.nll_loss(torch.log_softmax(out, 1), labels.index_select(0, at)).backward();
+                    sgd.step();
+                }
+            }
+            t.trainEpoch();
+            TensorVector p = m.parameters(), q = ref.parameters();
+            for (long i = 0; i < p.size(); i++) {
+                check.tensorsClose("parameter " + i + " after " + union.size() + " batches", q.get(i), p.get(i), 1e-12);
+            }
         }
     }
 }

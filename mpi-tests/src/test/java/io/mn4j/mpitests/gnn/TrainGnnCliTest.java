@@ -80,11 +80,12 @@ class TrainGnnCliTest {
         assertTrue(stalenessWithoutPipeline[2].contains("--staleness applies to --mode pipelined only (got --mode sar)"),
                 stalenessWithoutPipeline[2]);
         for (String[] usage : List.of(
-                new String[] {"--fanouts trains SAGE models: add --model sage (got --model gcn)", "--fanouts", "10,10"},
-                new String[] {"--fanouts gives 3 hops for --layers 2: give one per layer", "--model", "sage", "--fanouts", "5,5,5"},
-                new String[] {"--fanouts: each must be at least 1, or -1 for all neighbours; got 0", "--model", "sage", "--fanouts", "5,0"},
+                new String[] {"sampled mini-batches train SAGE models, not GCN", "--fanouts", "10,10"},
+                new String[] {"3 fanouts for 2 layers: give one per layer", "--model", "sage", "--fanouts", "5,5,5"},
+                new String[] {"each fanout must be at least 1, or -1 for all neighbours; got 0", "--model", "sage", "--fanouts", "5,0"},
                 new String[] {"--batch-size applies to sampled mini-batches: add --fanouts", "--batch-size", "8"},
-                new String[] {"--batch-size must be at least 1, got 0", "--model", "sage", "--fanouts", "5,5", "--batch-size", "0"},
+                new String[] {"the batch size must be at least 1, got 0", "--model", "sage", "--fanouts", "5,5", "--batch-size", "0"},
+                new String[] {"GAT: the hidden width 10 is not a multiple of 3 heads", "--model", "gat", "--hidden", "10", "--heads", "3"},
                 new String[] {"--mode pipelined has nothing to pipeline", "--model", "sage", "--fanouts", "5,5", "--mode", "pipelined"})) {
             String[] r = inProcess(new TrainGnn(), Arrays.copyOfRange(usage, 1, usage.length));
             assertEquals("2", r[0], () -> "a usage error for " + Arrays.toString(usage) + ": " + r[2]);
