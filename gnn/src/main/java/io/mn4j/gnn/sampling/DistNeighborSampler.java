@@ -7,9 +7,7 @@ import io.mn4j.gnn.util.Tensors;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.SplittableRandom;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Tensor;
@@ -131,13 +129,13 @@ public final class DistNeighborSampler {
     }
 
     private static void checkSeeds(long[] seeds, long numNodes) {
-        Map<Long, Integer> seen = new HashMap<>();
+        NodeIndex seen = new NodeIndex(seeds.length);
         for (int i = 0; i < seeds.length; i++) {
             if (seeds[i] < 0 || seeds[i] >= numNodes) {
                 throw new IllegalArgumentException("seed " + i + " is node " + seeds[i] + ", outside the graph's " + numNodes + " nodes");
             }
-            Integer before = seen.put(seeds[i], i);
-            if (before != null) {
+            int before = seen.indexOf(seeds[i]); // i for a node not seen yet: the seeds so far were distinct
+            if (before != i) {
                 throw new IllegalArgumentException("node " + seeds[i] + " is seed " + before + " and seed " + i
                         + ": seeds must be distinct");
             }
@@ -147,16 +145,18 @@ public final class DistNeighborSampler {
     /** One hop: the neighbours of {@code dst}, sampled by their owners, as a block. */
     private Block hop(long[] dst, long round, int hop) {
         Owners req = Owners.group(dst, offsets);
+        int me = comm.rank();
         long[][] replies = new long[comm.size()][];
         try (PointerScope scope = new PointerScope()) {
-            List<Tensor> asked = comm.alltoall(req.tensors());
+            // This rank's own requests are answered here, not copied through the all-to-all.
+            List<Tensor> asked = comm.alltoall(req.tensors(me));
             List<Tensor> answers = new ArrayList<>(comm.size());
-            for (Tensor t : asked) {
-                answers.add(Tensors.longs(answer(Tensors.toLongArray(t), round, hop)));
+            for (int p = 0; p < asked.size(); p++) {
+                answers.add(Tensors.longs(p == me ? new long[0] : answer(Tensors.toLongArray(asked.get(p)), round, hop)));
             }
             List<Tensor> got = comm.alltoall(answers);
             for (int p = 0; p < replies.length; p++) {
-                replies[p] = Tensors.toLongArray(got.get(p));
+                replies[p] = p == me ? answer(req.ids[me], round, hop) : Tensors.toLongArray(got.get(p));
             }
         }
         // Neighbour lists in dst order: where each dst node's list starts in its owner's reply.
@@ -174,34 +174,27 @@ public final class DistNeighborSampler {
                 at += count[i];
             }
         }
-        Map<Long, Integer> index = new HashMap<>(dst.length * 2);
-        long[] src = Arrays.copyOf(dst, Math.max(16, dst.length * 2));
-        int numSrc = dst.length;
-        for (int i = 0; i < dst.length; i++) {
-            index.put(dst[i], i);
-        }
         long[] rowptr = new long[dst.length + 1];
         for (int i = 0; i < dst.length; i++) {
             rowptr[i + 1] = rowptr[i] + count[i];
+        }
+        // Sources: the destinations, then each new neighbour in the order met.
+        NodeIndex index = new NodeIndex((int) Math.min(Integer.MAX_VALUE / 4, dst.length + rowptr[dst.length]));
+        long[] src = Arrays.copyOf(dst, (int) (dst.length + rowptr[dst.length]));
+        for (long v : dst) {
+            index.indexOf(v);
         }
         long[] cols = new long[(int) rowptr[dst.length]];
         for (int i = 0; i < dst.length; i++) {
             long[] r = replies[owner[i]];
             for (int k = 0; k < count[i]; k++) {
                 long v = r[start[i] + k];
-                Integer j = index.get(v);
-                if (j == null) {
-                    j = numSrc;
-                    index.put(v, j);
-                    if (numSrc == src.length) {
-                        src = Arrays.copyOf(src, src.length * 2);
-                    }
-                    src[numSrc++] = v;
-                }
+                int j = index.indexOf(v);
+                src[j] = v;
                 cols[(int) rowptr[i] + k] = j;
             }
         }
-        return new Block(Arrays.copyOf(src, numSrc), dst.length, rowptr, cols);
+        return new Block(Arrays.copyOf(src, index.size()), dst.length, rowptr, cols);
     }
 
     /** This rank's reply to one rank's requests: the count of each node's sampled neighbours, then the neighbours. */
@@ -226,7 +219,7 @@ public final class DistNeighborSampler {
     /**
      * The sampled in-neighbours of owned node {@code v}: all of them, in stored order, when there
      * are no more than the fanout; otherwise fanout of them chosen uniformly without replacement
-     * (a partial Fisher-Yates shuffle seeded by seed, round, hop and v), in stored order.
+     * (seeded by seed, round, hop and v), in stored order.
      */
     private long[] neighbours(long v, long round, int hop) {
         int local = (int) (v - offsets[comm.rank()]);
@@ -235,24 +228,45 @@ public final class DistNeighborSampler {
         if (fanout < 0 || degree <= fanout) {
             return Arrays.copyOfRange(col, lo, lo + degree);
         }
-        SplittableRandom random = new SplittableRandom(mix(mix(mix(seed, round), hop), v));
-        int[] order = new int[degree];
-        for (int i = 0; i < degree; i++) {
-            order[i] = i;
-        }
-        for (int i = 0; i < fanout; i++) {
-            int j = i + random.nextInt(degree - i);
-            int t = order[i];
-            order[i] = order[j];
-            order[j] = t;
-        }
-        int[] chosen = Arrays.copyOf(order, fanout);
+        int[] chosen = choose(fanout, degree, new SplittableRandom(mix(mix(mix(seed, round), hop), v)));
         Arrays.sort(chosen);
         long[] out = new long[fanout];
         for (int i = 0; i < fanout; i++) {
             out[i] = col[lo + chosen[i]];
         }
         return out;
+    }
+
+    /**
+     * {@code k} distinct positions of {@code [0, n)}, every such set equally likely: Floyd's
+     * algorithm for small k (k draws, no array of n), else a partial Fisher-Yates shuffle.
+     */
+    private static int[] choose(int k, int n, SplittableRandom random) {
+        int[] chosen = new int[k];
+        if (k <= 64) {
+            int m = 0;
+            for (int j = n - k; j < n; j++) {
+                int t = random.nextInt(j + 1);
+                boolean taken = false;
+                for (int i = 0; i < m && !taken; i++) {
+                    taken = chosen[i] == t;
+                }
+                chosen[m++] = taken ? j : t;
+            }
+            return chosen;
+        }
+        int[] order = new int[n];
+        for (int i = 0; i < n; i++) {
+            order[i] = i;
+        }
+        for (int i = 0; i < k; i++) {
+            int j = i + random.nextInt(n - i);
+            int t = order[i];
+            order[i] = order[j];
+            order[j] = t;
+        }
+        System.arraycopy(order, 0, chosen, 0, k);
+        return chosen;
     }
 
     /** SplitMix64's finaliser over {@code h} and {@code x}: a seed that changes with every input. */

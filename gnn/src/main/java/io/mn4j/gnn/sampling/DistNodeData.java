@@ -41,6 +41,11 @@ public final class DistNodeData {
         this.local = local;
     }
 
+    /** This rank's rows of the nodes {@code ids} (global ids it owns). */
+    private Tensor rowsOf(Tensor ids) {
+        return local.index_select(0, ids.sub(new Scalar(offsets[comm.rank()])));
+    }
+
     /**
      * The rows of {@code nodes} (global ids in {@code [0, offsets[last])}), in that order: a new
      * tensor [nodes.length, ...]. Collective: every rank calls it, each with its own nodes (maybe
@@ -61,16 +66,17 @@ public final class DistNodeData {
         shape[0] = nodes.length;
         Tensor out = Tensors.empty(Tensors.type(local), shape);
         try (PointerScope scope = new PointerScope()) {
-            List<Tensor> asked = comm.alltoall(req.tensors());
+            // This rank's own rows are copied here, once, not through the all-to-all.
+            int me = comm.rank();
+            List<Tensor> asked = comm.alltoall(req.tensors(me));
             List<Tensor> rows = new ArrayList<>(asked.size());
-            long first = offsets[comm.rank()];
-            for (Tensor ids : asked) {
-                rows.add(local.index_select(0, ids.sub(new Scalar(first))));
+            for (int p = 0; p < asked.size(); p++) {
+                rows.add(p == me ? local.narrow(0, 0, 0) : rowsOf(asked.get(p)));
             }
             List<Tensor> got = comm.alltoall(rows);
             for (int p = 0; p < got.size(); p++) {
                 if (req.ids[p].length > 0) {
-                    out.index_copy_(0, Tensors.longs(req.positions[p]), got.get(p));
+                    out.index_copy_(0, Tensors.longs(req.positions[p]), p == me ? rowsOf(Tensors.longs(req.ids[me])) : got.get(p));
                 }
             }
         }

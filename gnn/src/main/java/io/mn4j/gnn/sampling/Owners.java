@@ -64,11 +64,11 @@ final class Owners {
         }
     }
 
-    /** The groups as int64 tensors, one per rank, to send. */
-    List<Tensor> tensors() {
+    /** The groups as int64 tensors, one per rank, to send; empty for rank {@code self}, whose group stays here. */
+    List<Tensor> tensors(int self) {
         List<Tensor> out = new ArrayList<>(ids.length);
-        for (long[] a : ids) {
-            out.add(Tensors.longs(a));
+        for (int p = 0; p < ids.length; p++) {
+            out.add(Tensors.longs(p == self ? new long[0] : ids[p]));
         }
         return out;
     }
