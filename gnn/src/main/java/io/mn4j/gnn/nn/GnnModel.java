@@ -27,6 +27,7 @@ public final class GnnModel extends Module {
     }
 
     private final Kind kind;
+    private final long outputs;
     private final List<Module> layers = new ArrayList<>();
     private final double dropout;
 
@@ -41,6 +42,7 @@ public final class GnnModel extends Module {
             throw new IllegalArgumentException("a model needs at least one layer, got " + layers);
         }
         this.kind = kind;
+        this.outputs = out;
         this.dropout = dropout;
         long width = in;
         for (int i = 0; i < layers; i++) {
@@ -68,6 +70,11 @@ public final class GnnModel extends Module {
 
     public Kind kind() {
         return kind;
+    }
+
+    /** Width of the last layer's output: the number of classes. */
+    public long outputs() {
+        return outputs;
     }
 
     /** Class scores of this rank's nodes, [numLocal, out]. */

@@ -34,7 +34,7 @@ public final class FullGraphTrainer implements Trainer {
         this.model = model;
         this.optimizer = optimizer;
         this.nodes = nodes;
-        this.splits = new Splits(comm, nodes);
+        this.splits = new Splits(comm, nodes, model.outputs());
         comm.bcastData(model, 0);
     }
 

@@ -78,7 +78,7 @@ public final class MiniBatchTrainer implements Trainer {
         this.model = model;
         this.optimizer = optimizer;
         this.nodes = nodes;
-        this.splits = new Splits(comm, nodes);
+        this.splits = new Splits(comm, nodes, model.outputs());
         this.sampler = sampler;
         this.features = new DistNodeData(comm, sampler.offsets(), nodes.features());
         this.batchSize = batchSize;

@@ -5,6 +5,8 @@ import io.mn4j.communicator.ReduceOp;
 import io.mn4j.gnn.dist.GraphShardManager;
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.nn.GnnModel;
+import io.mn4j.gnn.util.Agreement;
+import io.mn4j.gnn.util.Tensors;
 import org.bytedeco.pytorch.LongOptional;
 import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.Scalar;
@@ -26,8 +28,20 @@ final class Splits {
     /** Labelled training nodes of all ranks. */
     final double globalTrain;
 
-    /** Collective (counts the training nodes of all ranks). */
-    Splits(Communicator comm, LocalNodes nodes) {
+    /**
+     * Collective (counts the training nodes of all ranks).
+     *
+     * @param classes the model's outputs: labels must lie in {@code [0, classes)} unless unlabelled
+     * @throws io.mn4j.gnn.util.JobInputException on every rank when any rank's nodes are
+     *     inconsistent (rows of features, labels and masks) or have a label out of range, naming
+     *     the rank; a label the loss could not take would otherwise fail on that rank alone and
+     *     leave the others waiting in the gradient sum
+     */
+    Splits(Communicator comm, LocalNodes nodes, long classes) {
+        Agreement.agree(comm, "checking the training nodes", () -> {
+            check(nodes, classes);
+            return null;
+        });
         this.comm = comm;
         this.nodes = nodes;
         Tensor labelled = nodes.labels().ne(new Scalar(Graph.UNLABELLED));
@@ -38,6 +52,25 @@ final class Splits {
                 ReduceOp.SUM).item_double();
         if (globalTrain == 0) {
             throw new IllegalArgumentException("no partition has a training node with a label");
+        }
+    }
+
+    private static void check(LocalNodes nodes, long classes) {
+        long n = nodes.features().dim() == 2 ? nodes.features().size(0) : -1;
+        for (Tensor t : new Tensor[] {nodes.labels(), nodes.train(), nodes.val(), nodes.test()}) {
+            if (n < 0 || t.dim() != 1 || t.size(0) != n) {
+                throw new IllegalArgumentException("features, labels and masks must hold one row per node, got features "
+                        + Tensors.shapeString(nodes.features()) + ", labels " + Tensors.shapeString(nodes.labels()) + ", masks "
+                        + Tensors.shapeString(nodes.train()) + " " + Tensors.shapeString(nodes.val()) + " "
+                        + Tensors.shapeString(nodes.test()));
+            }
+        }
+        Tensor labels = nodes.labels();
+        Tensor bad = labels.ne(new Scalar(Graph.UNLABELLED)).logical_and(labels.lt(new Scalar(0)).logical_or(labels.ge(new Scalar(classes))));
+        if (bad.any().item_bool()) {
+            long at = bad.nonzero().get(0).item_long();
+            throw new IllegalArgumentException("node " + at + " (local) has label " + labels.get(at).item_long() + ", outside the model's "
+                    + classes + " classes (" + Graph.UNLABELLED + ": unlabelled)");
         }
     }
 

@@ -338,6 +338,19 @@ public class GnnSamplingSuite implements ScenarioSuite {
                         "the batch size must be at least 1, got 0");
             }
         }
+        try (GraphShardManager graph = GraphShardManager.build(c, g.offsets, g.localInEdges(c.rank()))) {
+            LocalNodes good = nodes(g, RandomPartitionedGraph.values(3, torch.ScalarType.Double, N, IN), g.offsets[c.rank()], g.rows(c.rank()));
+            Tensor labels = good.labels().clone();
+            if (c.rank() == bad && labels.size(0) > 0) {
+                labels.get(labels.size(0) - 1).fill_(new org.bytedeco.pytorch.Scalar(CLASSES));
+            }
+            LocalNodes wrong = new LocalNodes(good.features(), labels, good.train(), good.val(), good.test());
+            String label = "has label " + CLASSES + ", outside the model's " + CLASSES + " classes";
+            check.throwsWith("a label out of range on the last rank, full-graph: every rank throws",
+                    () -> sgdTrainer(c, graph, sage(2), wrong, null, 0), names(c, bad), label);
+            check.throwsWith("a label out of range on the last rank, mini-batches: every rank throws",
+                    () -> sgdTrainer(c, graph, sage(2), wrong, sampler2(c, g), 2), names(c, bad), label);
+        }
         try (Sample s = sampler.sample(new long[] {0}, 1)) {
             GnnModel gcn = new GnnModel(GnnModel.Kind.GCN, IN, 4, CLASSES, 1, 0, 1);
             check.throwsWith("a GCN model on blocks", () -> gcn.forward(s.blocks(), rows.gather(s.inputNodes()).to(torch.ScalarType.Float),
@@ -350,6 +363,10 @@ public class GnnSamplingSuite implements ScenarioSuite {
         try (Sample s = sampler.sample(new long[] {c.rank() % N}, 2)) {
             check.equal("a sample after the errors", 1, s.blocks().size());
         }
+    }
+
+    private static DistNeighborSampler sampler2(Communicator c, RandomPartitionedGraph g) {
+        return new DistNeighborSampler(c, g.offsets, g.localInEdges(c.rank()), new int[] {2, 2}, 1);
     }
 
     /**
