@@ -4,9 +4,6 @@ import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.ReduceOp;
 import io.mn4j.gnn.dist.AggregationMode;
 import io.mn4j.gnn.dist.GraphShardManager;
-import io.mn4j.gnn.sampling.DistNeighborSampler;
-import io.mn4j.gnn.train.LocalNodes;
-import io.mn4j.gnn.train.MiniBatchTrainer;
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.graph.SyntheticGraphs;
 import io.mn4j.gnn.nn.GnnModel;
@@ -15,6 +12,9 @@ import io.mn4j.gnn.partition.PartitionMetadata;
 import io.mn4j.gnn.partition.PartitionReader;
 import io.mn4j.gnn.partition.PartitionWriter;
 import io.mn4j.gnn.partition.Partitioners;
+import io.mn4j.gnn.sampling.DistNeighborSampler;
+import io.mn4j.gnn.train.LocalNodes;
+import io.mn4j.gnn.train.MiniBatchTrainer;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,15 +30,16 @@ import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorOptional;
 import org.bytedeco.pytorch.global.torch;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /**
  * Peak resident memory per rank and epoch time of full-graph GNN training on a partitioned
  * synthetic graph, per model (GCN, GAT), aggregation mode (SAR, sequential, one-shot, pipelined)
  * and number of ranks; and of GraphSAGE on sampled mini-batches (mode "sampled", PyG's
- * distributed training: an epoch is a pass over every rank's training nodes in batches). Three steps, run by {@code scripts/bench-gnn-memory.sh}:
+ * distributed training: an epoch is a pass over every rank's training nodes in batches). Three
+ * steps, run by {@code scripts/bench-gnn-memory.sh}:
  *
  * <ol>
  *   <li>{@code partition} (one process, no MPI): draws a planted-partition graph and writes one
@@ -225,10 +226,8 @@ public final class GnnMemoryBenchmark implements Callable<Integer> {
             return mode.equalsIgnoreCase("sampled");
         }
 
+        /** The full-graph mode (not for sampled runs, which build no shard manager). */
         AggregationMode aggregationMode() {
-            if (sampled()) {
-                return AggregationMode.SAR; // no shard manager is built; the name is "sampled"
-            }
             switch (mode.toLowerCase(Locale.ROOT)) {
                 case "sar": case "1": return AggregationMode.SAR;
                 case "sequential": case "2": return AggregationMode.SEQUENTIAL;
@@ -265,7 +264,7 @@ public final class GnnMemoryBenchmark implements Callable<Integer> {
 
         int run() throws IOException {
             int rank = comm.rank(), size = comm.size();
-            AggregationMode mode = o.aggregationMode();
+            AggregationMode mode = o.sampled() ? null : o.aggregationMode();
             GnnModel.Kind kind = o.kind();
             if (!o.scope.equals("epoch") && !o.scope.equals("none")) {
                 throw new IllegalArgumentException("--scope must be epoch or none, got " + o.scope);

@@ -51,7 +51,7 @@ public final class FullGraphTrainer implements Trainer {
         Tensor loss = torch.nll_loss(logp, nodes.labels().index_select(0, splits.trainIdx), new TensorOptional(), 2, Graph.UNLABELLED)
                 .div(new Scalar(splits.globalTrain));
         loss.backward();
-        splits.sumGradients(model);
+        comm.sumGrad(model); // each rank's loss is its share of the mean: the gradient is their sum
         optimizer.step();
         double totalLoss = comm.allreduce(loss.detach().to(torch.ScalarType.Double), ReduceOp.SUM).item_double();
         double[] acc = evaluate();

@@ -12,7 +12,6 @@ import io.mn4j.gnn.util.Agreement;
 import io.mn4j.gnn.util.Permutations;
 import io.mn4j.gnn.util.Tensors;
 import java.util.Arrays;
-import java.util.List;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Optimizer;
 import org.bytedeco.pytorch.Scalar;
@@ -50,8 +49,6 @@ public final class MiniBatchTrainer implements Trainer {
     private final long firstNode;
     /** This rank's labelled training nodes, as global ids. */
     private final long[] train;
-    /** Labelled training nodes per rank. */
-    private final long[] trainPerRank;
     private int epoch;
 
     /**
@@ -83,17 +80,14 @@ public final class MiniBatchTrainer implements Trainer {
         this.features = new DistNodeData(comm, sampler.offsets(), nodes.features());
         this.batchSize = batchSize;
         this.seed = seed;
-        long[] local = Tensors.toLongArray(splits.trainIdx);
         this.firstNode = sampler.offsets()[comm.rank()];
-        this.train = Arrays.stream(local).map(i -> i + firstNode).toArray();
-        List<Long> counts = comm.allgatherObj((long) train.length);
-        this.trainPerRank = counts.stream().mapToLong(Long::longValue).toArray();
+        this.train = Arrays.stream(Tensors.toLongArray(splits.trainIdx)).map(i -> i + firstNode).toArray();
         comm.bcastData(model, 0);
     }
 
     /** Batches in one epoch: as many as the rank with the most training nodes has. */
     public int batchesPerEpoch() {
-        return (int) ((Arrays.stream(trainPerRank).max().orElse(0) + batchSize - 1) / batchSize);
+        return (int) ((Arrays.stream(splits.trainPerRank).max().orElse(0) + batchSize - 1) / batchSize);
     }
 
     /**
@@ -147,7 +141,7 @@ public final class MiniBatchTrainer implements Trainer {
                 Tensor loss = ceSum.div(new Scalar((double) seedsInBatch(b)));
                 optimizer.zero_grad();
                 loss.backward();
-                splits.sumGradients(model);
+                comm.sumGrad(model); // each rank's loss is its share of the batch's mean
                 optimizer.step();
                 lossSum += ceSum.item_double();
             }
@@ -162,7 +156,7 @@ public final class MiniBatchTrainer implements Trainer {
     /** Seeds of all ranks in batch {@code b}. */
     private long seedsInBatch(int b) {
         long n = 0;
-        for (long t : trainPerRank) {
+        for (long t : splits.trainPerRank) {
             n += Math.max(0, Math.min(batchSize, t - (long) b * batchSize));
         }
         return n;

@@ -7,6 +7,7 @@ import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.nn.GnnModel;
 import io.mn4j.gnn.util.Agreement;
 import io.mn4j.gnn.util.Tensors;
+import java.util.Arrays;
 import org.bytedeco.pytorch.LongOptional;
 import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.Scalar;
@@ -17,7 +18,7 @@ import org.bytedeco.pytorch.global.torch;
 /**
  * The train, val and test nodes of one rank, less the nodes without a label
  * ({@link Graph#UNLABELLED}, which count in no loss and no accuracy whatever their masks say), and
- * what the trainers share: full-graph evaluation and the sum of the ranks' gradients.
+ * what the trainers share: the training nodes of every rank and full-graph evaluation.
  */
 final class Splits {
     private final Communicator comm;
@@ -25,11 +26,13 @@ final class Splits {
     private final Tensor[] masks;
     /** This rank's labelled training nodes, as local indices. */
     final Tensor trainIdx;
+    /** Labelled training nodes of each rank. */
+    final long[] trainPerRank;
     /** Labelled training nodes of all ranks. */
     final double globalTrain;
 
     /**
-     * Collective (counts the training nodes of all ranks).
+     * Collective (counts the training nodes of every rank).
      *
      * @param classes the model's outputs: labels must lie in {@code [0, classes)} unless unlabelled
      * @throws io.mn4j.gnn.util.JobInputException on every rank when any rank's nodes are
@@ -48,8 +51,8 @@ final class Splits {
         this.masks = new Tensor[] {nodes.train().logical_and(labelled), nodes.val().logical_and(labelled),
                 nodes.test().logical_and(labelled)};
         this.trainIdx = masks[0].nonzero().squeeze(1);
-        this.globalTrain = comm.allreduce(torch.scalar_tensor(new Scalar((double) trainIdx.size(0)), new TensorOptions(torch.ScalarType.Double)),
-                ReduceOp.SUM).item_double();
+        this.trainPerRank = comm.allgatherObj(trainIdx.size(0)).stream().mapToLong(Long::longValue).toArray();
+        this.globalTrain = Arrays.stream(trainPerRank).sum();
         if (globalTrain == 0) {
             throw new IllegalArgumentException("no partition has a training node with a label");
         }
@@ -95,8 +98,4 @@ final class Splits {
         }
     }
 
-    /** Each rank's gradient is of its share of the loss: the model's gradient is their sum. Collective. */
-    void sumGradients(GnnModel model) {
-        comm.sumGrad(model);
-    }
 }
