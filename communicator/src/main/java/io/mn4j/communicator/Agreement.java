@@ -1,50 +1,94 @@
 package io.mn4j.communicator;
 
-import mpi.Intracomm;
-import mpi.MPI;
-import mpi.MPIException;
+import java.io.Serializable;
+import java.nio.file.NoSuchFileException;
+import java.util.List;
+import java.util.concurrent.Callable;
 
-/** Whether every rank of a communicator holds the same value, in one small all-reduce. */
-final class Agreement {
+/**
+ * Checks that every rank of a job passes or fails together. Input that one rank cannot use (its
+ * file is missing, its argument differs) must stop every rank at the same point, with a message
+ * that names the rank and what was wrong: a rank that threw alone would leave the others waiting
+ * in the next collective. Each method is a collective over the given communicator and throws a
+ * {@link JobInputException} on every rank, or on none.
+ */
+public final class Agreement {
     private Agreement() {
     }
 
     /**
-     * True on every rank if every rank passed the same {@code values} and {@code fine}; false on
-     * every rank otherwise. One all-reduce (MAX) of the values, their negations and a flag: the
-     * maximum and the minimum agree only when all values do. Every rank must call it with as many
-     * values.
+     * Runs {@code body} on every rank (a rank with nothing to do may return null at once), then
+     * agrees across {@code comm} whether it failed anywhere. The body must not communicate: a rank
+     * failing inside a collective would leave the others in it.
+     *
+     * @param what what the body does, for messages ("loading partition 1 of /tmp/parts")
+     * @return this rank's result when no rank failed
+     * @throws JobInputException on every rank when any rank failed: on a failed rank with its own
+     *     message (the cause is its exception), elsewhere naming every failed rank and its message;
+     *     a result that is {@link AutoCloseable} is closed first
      */
-    static boolean sameOnEveryRank(Intracomm comm, boolean fine, long... values) throws MPIException {
-        return sameOnEveryRank(comm, fine, NOTHING_CARRIED, values);
-    }
-
-    private static final long[] NOTHING_CARRIED = new long[0];
-
-    /**
-     * {@link #sameOnEveryRank(Intracomm, boolean, long...)} that also carries {@code carried} in
-     * the same all-reduce: each of its slots becomes the maximum over the ranks, in place. Where
-     * every rank but one passes {@link Long#MIN_VALUE}, that rank's values reach every rank: a
-     * broadcast whose root the same round checks. Every rank must pass as many carried values.
-     */
-    static boolean sameOnEveryRank(Intracomm comm, boolean fine, long[] carried, long... values)
-            throws MPIException {
-        int c = carried.length;
-        int n = values.length;
-        long[] range = new long[c + 2 * n + 1];
-        System.arraycopy(carried, 0, range, 0, c);
-        for (int i = 0; i < n; i++) {
-            range[c + i] = values[i];
-            range[c + n + i] = -values[i];
+    public static <T> T agree(Communicator comm, String what, Callable<T> body) {
+        T result = null;
+        Exception error = null;
+        try {
+            result = body.call();
+        } catch (Exception e) {
+            error = e;
         }
-        range[c + 2 * n] = fine ? 0 : 1;
-        comm.allReduce(range, range.length, MPI.LONG, MPI.MAX);
-        System.arraycopy(range, 0, carried, 0, c);
-        for (int i = 0; i < n; i++) {
-            if (range[c + i] != values[i] || -range[c + n + i] != values[i]) {
-                return false;
+        String mine = error == null ? null : what + ": " + describe(error);
+        List<String> failures = comm.problemsOnRanks(mine);
+        if (failures.isEmpty()) {
+            return result;
+        }
+        if (result instanceof AutoCloseable c) {
+            try {
+                c.close();
+            } catch (Exception ignored) {
+                // the failure being reported matters more
             }
         }
-        return range[c + 2 * n] == 0;
+        String message = mine != null ? mine
+                : "stopping because " + (failures.size() == 1 ? "another rank" : failures.size() + " other ranks") + " failed: "
+                        + String.join("; ", failures);
+        throw new JobInputException(message, error);
+    }
+
+    /**
+     * Every rank passes its own problem (null if none); if any rank has one, every rank throws
+     * "{@code what} failed on N ranks (of M): rank r: problem; ...", with {@code cause} on this
+     * rank.
+     */
+    public static void noProblems(Communicator comm, String what, String problem, Throwable cause) {
+        List<String> bad = comm.problemsOnRanks(problem);
+        if (!bad.isEmpty()) {
+            throw new JobInputException(what + " failed on " + (bad.size() == 1 ? "one rank" : bad.size() + " ranks")
+                    + " (of " + comm.size() + "): " + String.join("; ", bad), cause);
+        }
+    }
+
+    /** {@link #noProblems(Communicator, String, String, Throwable)} without a cause. */
+    public static void noProblems(Communicator comm, String what, String problem) {
+        noProblems(comm, what, problem, null);
+    }
+
+    /**
+     * Throws on every rank unless every rank passes the same {@code value}: input that each rank
+     * reads for itself (its copy of a file, its command line) but that must be one and the same.
+     *
+     * @param what what the value is, for the message ("partition offsets")
+     * @throws JobInputException on every rank: "every rank must have the same {@code what}, but"
+     *     which ranks have which value
+     */
+    public static void requireSame(Communicator comm, String what, Serializable value) {
+        String disagreement = comm.disagreement(value);
+        if (disagreement != null) {
+            throw new JobInputException("every rank must have the same " + what + ", but " + disagreement, null);
+        }
+    }
+
+    private static String describe(Throwable e) {
+        String m = e.getMessage();
+        String type = e.getClass().getSimpleName();
+        return m == null || m.isBlank() ? type : (e instanceof NoSuchFileException ? "no such file " + m : m);
     }
 }

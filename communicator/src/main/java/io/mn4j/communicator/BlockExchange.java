@@ -119,7 +119,7 @@ final class BlockExchange {
             // Equal tags and first chunks, so every rank is here, and every rank's chunk size is
             // `first`: beyond the first chunk, the signatures alone (a hash) must not decide how
             // many chunks a rank posts.
-            agreed = Agreement.sameOnEveryRank(comm, true, block);
+            agreed = AgreementRound.sameOnEveryRank(comm, true, block);
         }
         if (agreed) {
             for (long off = first; off < block; off += chunkBytes) {

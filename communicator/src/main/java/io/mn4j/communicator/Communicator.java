@@ -392,7 +392,7 @@ public final class Communicator implements AutoCloseable {
                     problem = e.getMessage();
                 }
             }
-            if (!Agreement.sameOnEveryRank(headerCollectives, rootProblem(root) == null, header, root)) {
+            if (!AgreementRound.sameOnEveryRank(headerCollectives, rootProblem(root) == null, header, root)) {
                 throw rootDisagreement("bcast", root);
             }
             if (TensorHeader.isInvalid(longs, 0)) {
@@ -918,7 +918,7 @@ public final class Communicator implements AutoCloseable {
         TensorHeader first = mine.headers()[0];
         long fp = first == null ? 0 : first.fingerprint();
         long nbytes = first == null ? -1 : first.nbytes;
-        if (Agreement.sameOnEveryRank(headerCollectives, mine.problem() == null, fp, nbytes, terms.chunk(),
+        if (AgreementRound.sameOnEveryRank(headerCollectives, mine.problem() == null, fp, nbytes, terms.chunk(),
                 terms.op(), terms.root())) {
             return mine.headers();
         }
@@ -1130,7 +1130,7 @@ public final class Communicator implements AutoCloseable {
      * ({@link #rootDisagreement}), before any data moves. One small all-reduce.
      */
     private void agreeOnRoot(String op, int root) throws MPIException {
-        if (!Agreement.sameOnEveryRank(headerCollectives, rootProblem(root) == null, root)) {
+        if (!AgreementRound.sameOnEveryRank(headerCollectives, rootProblem(root) == null, root)) {
             throw rootDisagreement(op, root);
         }
     }

@@ -1,5 +1,6 @@
 package io.mn4j.communicator;
 
+import io.mn4j.tensor.Scopes;
 import java.util.Iterator;
 import java.util.function.Supplier;
 import org.bytedeco.javacpp.PointerScope;
@@ -41,7 +42,7 @@ final class HeldTensors {
     static Tensor handOver(Tensor t) {
         for (Iterator<PointerScope> it = PointerScope.getScopeIterator(); it.hasNext(); ) {
             PointerScope scope = it.next();
-            if (takes(scope, t)) {
+            if (Scopes.attaches(scope, t)) {
                 scope.attach(t);
                 t.releaseReference();
                 return t;
@@ -52,16 +53,4 @@ final class HeldTensors {
         return unheld;
     }
 
-    private static boolean takes(PointerScope scope, Tensor t) {
-        Class<?>[] only = scope.forClasses();
-        if (only == null || only.length == 0) {
-            return true;
-        }
-        for (Class<?> c : only) {
-            if (c != null && c.isInstance(t)) {
-                return true;
-            }
-        }
-        return false;
-    }
 }

@@ -1,5 +1,6 @@
 package io.mn4j.communicator;
 
+import io.mn4j.tensor.Tensors;
 import java.nio.LongBuffer;
 import java.util.Arrays;
 import org.bytedeco.pytorch.Tensor;
@@ -43,7 +44,7 @@ final class TensorHeader {
             throw new CommunicationException("only dense (strided) tensors can be communicated; got a "
                     + t.layout() + " tensor (call to_dense() first)");
         }
-        long[] shape = Shapes.of(t);
+        long[] shape = Tensors.shape(t);
         if (shape.length > MAX_DIMS) {
             throw new CommunicationException("tensors of more than " + MAX_DIMS
                     + " dimensions cannot be communicated; got " + shape.length + " dimensions");
@@ -124,7 +125,7 @@ final class TensorHeader {
     }
 
     boolean matches(Tensor t) {
-        return type.scalarType.value == t.scalar_type().value && Shapes.matches(t, shape);
+        return type.scalarType.value == t.scalar_type().value && Tensors.hasShape(t, shape);
     }
 
     /**
@@ -163,7 +164,7 @@ final class TensorHeader {
         try {
             return of(t).toString();
         } catch (CommunicationException notSendable) {
-            return (isDense(t) ? "" : t.layout() + " ") + t.scalar_type() + Arrays.toString(Shapes.of(t));
+            return (isDense(t) ? "" : t.layout() + " ") + t.scalar_type() + Arrays.toString(Tensors.shape(t));
         }
     }
 }

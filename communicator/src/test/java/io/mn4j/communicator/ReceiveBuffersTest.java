@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.mn4j.tensor.Tensors;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
@@ -26,7 +27,7 @@ class ReceiveBuffersTest {
             Tensor t = pool.allocate(WireType.FLOAT32, SHAPE, 512 * 256 * 4);
             first = t.data_ptr().address();
             assertEquals(0, first % 64, "64-byte aligned");
-            assertArrayEquals(SHAPE, Shapes.of(t));
+            assertArrayEquals(SHAPE, Tensors.shape(t));
             assertTrue(t.is_contiguous());
             t.fill_(new Scalar(3.0));
             assertEquals(3.0 * 512 * 256, t.sum().item_double());

@@ -3,7 +3,7 @@ package io.mn4j.examples;
 import io.mn4j.communicator.Communicator;
 import io.mn4j.examples.support.Cli;
 import io.mn4j.examples.support.CommonOptions;
-import io.mn4j.examples.support.EpochStats;
+import io.mn4j.iterators.EpochStats;
 import io.mn4j.examples.support.Mlp;
 import io.mn4j.examples.support.RunOutput;
 import io.mn4j.examples.support.TrainingLoop;

@@ -20,9 +20,9 @@ import io.mn4j.gnn.partition.PartitionStats;
 import io.mn4j.gnn.partition.PartitionWriter;
 import io.mn4j.gnn.partition.Partitioner;
 import io.mn4j.gnn.partition.Partitioners;
-import io.mn4j.gnn.train.EpochStats;
-import io.mn4j.gnn.util.Agreement;
-import io.mn4j.gnn.util.JobInputException;
+import io.mn4j.iterators.EpochStats;
+import io.mn4j.communicator.Agreement;
+import io.mn4j.communicator.JobInputException;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -318,7 +318,7 @@ public final class TrainGnn implements Callable<Integer> {
                 bar.finish();
                 talk.println(ge.humanLine(epochs));
                 output.addLine(ge.csvLine());
-                bar.update(e, String.format(Locale.ROOT, "loss %.4f", s.loss()));
+                bar.update(e, String.format(Locale.ROOT, "loss %.4f", s.trainLoss()));
             }
         }
         double total = (System.nanoTime() - t0) / 1e9;
@@ -331,7 +331,7 @@ public final class TrainGnn implements Callable<Integer> {
     private void summary(List<GnnEpoch> all, double total, RunOutput output, PrintStream talk) throws IOException {
         GnnEpoch best = all.get(0);
         for (GnnEpoch e : all) {
-            if (e.stats().valAcc() > best.stats().valAcc()) {
+            if (e.stats().validationAccuracy() > best.stats().validationAccuracy()) {
                 best = e;
             }
         }
@@ -350,7 +350,7 @@ public final class TrainGnn implements Callable<Integer> {
         }
         talk.println("per-epoch numbers: " + output.csv());
         talk.printf(Locale.ROOT, "test accuracy at the best validation epoch (%d, val %.2f%%): %.2f%%%n", best.stats().epoch(),
-                100 * best.stats().valAcc(), 100 * best.stats().testAcc());
+                100 * best.stats().validationAccuracy(), 100 * best.stats().testAccuracy());
         talk.flush();
     }
 
@@ -364,10 +364,10 @@ public final class TrainGnn implements Callable<Integer> {
         for (int i = 0; i < n; i++) {
             EpochStats s = all.get(i).stats();
             x[i] = s.epoch();
-            loss[i] = s.loss();
-            train[i] = 100 * s.trainAcc();
-            val[i] = 100 * s.valAcc();
-            test[i] = 100 * s.testAcc();
+            loss[i] = s.trainLoss();
+            train[i] = 100 * s.trainAccuracy();
+            val[i] = 100 * s.validationAccuracy();
+            test[i] = 100 * s.testAccuracy();
         }
         Map<String, double[]> lossSeries = new LinkedHashMap<>();
         lossSeries.put("training loss", loss);

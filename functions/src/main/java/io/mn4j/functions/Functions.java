@@ -4,10 +4,10 @@ import io.mn4j.communicator.CommunicationException;
 import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.ReduceOp;
 import io.mn4j.communicator.SendHandle;
-import io.mn4j.communicator.Shapes;
 import io.mn4j.functions.autograd.Backward;
 import io.mn4j.functions.autograd.CustomFunction;
 import io.mn4j.functions.autograd.CustomFunction.Schedule;
+import io.mn4j.tensor.Tensors;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -129,8 +129,8 @@ public final class Functions {
         state.tags().checkUserTag("send", tag);
         checkPeer("send", comm, dst);
         state.reap();
-        boolean carriesGradient = Tensors.differentiable(x);
-        long[] shape = Shapes.of(x);
+        boolean carriesGradient = Gradients.differentiable(x);
+        long[] shape = Tensors.shape(x);
         String name = "send(rank " + comm.rank() + " -> " + dst + ", tag " + tag + ")";
         GradientClaim claim = state.nextSendGradient(name, dst, tag);
         int gradTag = claim.tag();
@@ -141,7 +141,7 @@ public final class Functions {
                 return Collections.singletonList(null);
             }
             Tensor g = comm.recv(dst, gradTag);
-            return Collections.singletonList(Tensors.receivedGradient(g, shape, name));
+            return Collections.singletonList(Gradients.receivedGradient(g, shape, name));
         });
         return connectPointToPoint(name, Collections.singletonList(x), List.of(), backward,
                 Schedule.NATURAL, comm).delegate();
@@ -178,11 +178,11 @@ public final class Functions {
             refuseList(comm, src, tag, received);
             return received;
         });
-        if (!Tensors.differentiable(z)) {
+        if (!Gradients.differentiable(z)) {
             claim.release(); // no gradient travels back
             if (delegateOrNull != null) {
                 throw new IllegalArgumentException("recv from rank " + src + " (tag " + tag + "): received "
-                        + Tensors.shape(z) + ", which carries no gradient, so it cannot carry the delegate's"
+                        + Tensors.describe(z) + ", which carries no gradient, so it cannot carry the delegate's"
                         + " backward either; pseudoConnect the delegate to a floating-point value instead");
             }
             return z;
@@ -191,7 +191,7 @@ public final class Functions {
         DelegateInfo delegate = DelegateInfo.of(delegateOrNull);
         Backward backward = claim.around(grads -> {
             Tensor g = grads.get(0);
-            isendTracked(state, comm, Tensors.gradientOrMarker(g, dtype), src, gradTag);
+            isendTracked(state, comm, Gradients.gradientOrMarker(g, dtype), src, gradTag);
             return delegate.gradients();
         });
         return connectPointToPoint(name, inputsOf(delegateOrNull), Collections.singletonList(z), backward,
@@ -229,7 +229,7 @@ public final class Functions {
         if (t.scalar_type().value != torch.ScalarType.Long.value || t.numel() != 2) {
             return null;
         }
-        long[] h = Tensors.toLongs(t);
+        long[] h = Tensors.toLongArray(t);
         return h[0] == LIST_MAGIC && h[1] >= 0 ? h : null;
     }
 
@@ -261,8 +261,8 @@ public final class Functions {
         long[][] shapes = new long[n][];
         for (int i = 0; i < n; i++) {
             Tensor x = xs.get(i);
-            carries[i] = Tensors.differentiable(x);
-            shapes[i] = Shapes.of(x);
+            carries[i] = Gradients.differentiable(x);
+            shapes[i] = Tensors.shape(x);
             handles.add(isendTracked(state, comm, x, dst, tag));
         }
         Backward backward = claim.around(grads -> {
@@ -270,7 +270,7 @@ public final class Functions {
             List<Tensor> out = new ArrayList<>(Collections.nCopies(n, (Tensor) null));
             for (int i = 0; i < n; i++) {
                 if (carries[i]) {
-                    out.set(i, Tensors.receivedGradient(comm.recv(dst, gradTag), shapes[i], name + " element " + i));
+                    out.set(i, Gradients.receivedGradient(comm.recv(dst, gradTag), shapes[i], name + " element " + i));
                 }
             }
             return out;
@@ -311,7 +311,7 @@ public final class Functions {
         boolean anyDifferentiable = false;
         torch.ScalarType[] dtypes = new torch.ScalarType[n];
         for (int i = 0; i < n; i++) {
-            dtypes[i] = Tensors.differentiable(zs.get(i)) ? zs.get(i).scalar_type() : null;
+            dtypes[i] = Gradients.differentiable(zs.get(i)) ? zs.get(i).scalar_type() : null;
             anyDifferentiable |= dtypes[i] != null;
         }
         if (!anyDifferentiable) {
@@ -329,7 +329,7 @@ public final class Functions {
             for (int i = 0; i < n; i++) {
                 if (dtypes[i] != null) {
                     Tensor g = grads.get(i);
-                    isendTracked(state, comm, Tensors.gradientOrMarker(g, dtypes[i]), src, gradTag);
+                    isendTracked(state, comm, Gradients.gradientOrMarker(g, dtypes[i]), src, gradTag);
                 }
             }
             return delegate.gradients();
@@ -343,7 +343,7 @@ public final class Functions {
         long[] h = listHeader(header);
         if (h == null) {
             throw new CommunicationException("recvAll from rank " + src + " (tag " + tag + "): expected the list"
-                    + " header of a sendAll but received " + Tensors.shape(header)
+                    + " header of a sendAll but received " + Tensors.describe(header)
                     + "; was the message sent with send() instead of sendAll()?");
         }
         List<Tensor> zs = new ArrayList<>((int) h[1]);
@@ -386,7 +386,7 @@ public final class Functions {
         if (delegate == null) {
             return new ArrayList<>(actuals);
         }
-        if (actuals.stream().noneMatch(Tensors::differentiable)) {
+        if (actuals.stream().noneMatch(Gradients::differentiable)) {
             throw new IllegalArgumentException("pseudoConnect: none of the actual values (" + describe(actuals)
                     + ") is floating point, so none can carry the delegate's backward");
         }
@@ -417,11 +417,11 @@ public final class Functions {
         state.reap();
         long id = state.nextCollective();
         List<Tensor> ys = comm.allgather(x.detach());
-        if (ys.stream().noneMatch(Tensors::differentiable)) {
+        if (ys.stream().noneMatch(Gradients::differentiable)) {
             return ys;
         }
         torch.ScalarType[] dtypes = dtypes(ys);
-        long[] shape = Shapes.of(x);
+        long[] shape = Tensors.shape(x);
         String name = "allgather#" + id;
         Backward backward = grads -> {
             state.checkOrder(comm, "allgather", id);
@@ -462,8 +462,8 @@ public final class Functions {
         List<Integer> floatsOut = new ArrayList<>();
         boolean anyOut = false;
         for (int j = 0; j < n; j++) {
-            floatIn[j] = Tensors.differentiable(xs.get(j));
-            floatOut[j] = Tensors.differentiable(ys.get(j));
+            floatIn[j] = Gradients.differentiable(xs.get(j));
+            floatOut[j] = Gradients.differentiable(ys.get(j));
             anyOut |= floatOut[j];
             if (j != me && floatIn[j]) {
                 gradFrom[j] = state.collectiveSendGradient(j);
@@ -490,13 +490,13 @@ public final class Functions {
             for (int j = 0; j < n; j++) {
                 if (j != me && floatOut[j]) {
                     Tensor g = grads.get(j);
-                    isendTracked(state, comm, Tensors.gradientOrMarker(g, dtypes[j]), j, gradTo[j]);
+                    isendTracked(state, comm, Gradients.gradientOrMarker(g, dtypes[j]), j, gradTo[j]);
                 }
             }
             List<Tensor> out = new ArrayList<>(n);
             for (int j = 0; j < n; j++) {
                 out.add(!floatIn[j] ? null : j == me ? grads.get(me)
-                        : Tensors.receivedGradient(comm.recv(j, gradFrom[j]), shapes[j], name + " from rank " + j));
+                        : Gradients.receivedGradient(comm.recv(j, gradFrom[j]), shapes[j], name + " from rank " + j));
             }
             return out;
         };
@@ -521,22 +521,22 @@ public final class Functions {
         state.reap();
         long id = state.nextCollective();
         Tensor y = comm.bcast(isRoot ? xOrNull.detach() : null, root);
-        if (!Tensors.differentiable(y)) {
+        if (!Gradients.differentiable(y)) {
             if (!isRoot && xOrNull != null) {
                 throw new IllegalArgumentException("bcast from root " + root + " on rank " + comm.rank() + ": received "
-                        + Tensors.shape(y) + ", which carries no gradient, so it cannot carry the delegate's backward"
+                        + Tensors.describe(y) + ", which carries no gradient, so it cannot carry the delegate's backward"
                         + " either; pseudoConnect the delegate to a floating-point value instead");
             }
             return y;
         }
         torch.ScalarType dtype = y.scalar_type();
-        long[] shape = Shapes.of(y);
+        long[] shape = Tensors.shape(y);
         DelegateInfo delegate = isRoot ? null : DelegateInfo.of(xOrNull);
         String name = "bcast#" + id;
         Backward backward = grads -> {
             state.checkOrder(comm, "bcast", id);
             Tensor g = grads.get(0);
-            List<Tensor> all = comm.gather(Tensors.gradientOrMarker(g, dtype), root);
+            List<Tensor> all = comm.gather(Gradients.gradientOrMarker(g, dtype), root);
             return isRoot ? Collections.singletonList(sumReceived(all, shape, name)) : delegate.gradients();
         };
         List<Tensor> inputs = isRoot ? Collections.singletonList(xOrNull) : inputsOf(xOrNull);
@@ -558,15 +558,15 @@ public final class Functions {
         state.reap();
         long id = state.nextCollective();
         List<Tensor> ys = comm.gather(x.detach(), root);
-        long[] shape = Shapes.of(x);
+        long[] shape = Tensors.shape(x);
         String name = "gather#" + id;
         if (!isRoot) {
-            if (!Tensors.differentiable(x)) {
+            if (!Gradients.differentiable(x)) {
                 return new ArrayList<>(List.of(torch.zeros(new long[0])));
             }
             int gradTag = state.collectiveSendGradient(root);
             Backward backward = grads -> Collections.singletonList(
-                    Tensors.receivedGradient(comm.recv(root, gradTag), shape, name));
+                    Gradients.receivedGradient(comm.recv(root, gradTag), shape, name));
             return new ArrayList<>(List.of(connect(name, Collections.singletonList(x), ys, backward,
                     Schedule.NATURAL, comm).delegate()));
         }
@@ -574,12 +574,12 @@ public final class Functions {
         int[] gradTo = new int[n];
         boolean[] floats = new boolean[n];
         for (int j = 0; j < n; j++) {
-            floats[j] = Tensors.differentiable(ys.get(j));
+            floats[j] = Gradients.differentiable(ys.get(j));
             if (floats[j] && j != root) {
                 gradTo[j] = state.collectiveRecvGradient(j);
             }
         }
-        if (ys.stream().noneMatch(Tensors::differentiable)) {
+        if (ys.stream().noneMatch(Gradients::differentiable)) {
             return ys;
         }
         torch.ScalarType[] dtypes = dtypes(ys);
@@ -587,7 +587,7 @@ public final class Functions {
             for (int j = 0; j < n; j++) {
                 if (floats[j] && j != root) {
                     Tensor g = grads.get(j);
-                    isendTracked(state, comm, Tensors.gradientOrMarker(g, dtypes[j]), j, gradTo[j]);
+                    isendTracked(state, comm, Gradients.gradientOrMarker(g, dtypes[j]), j, gradTo[j]);
                 }
             }
             return Collections.singletonList(floats[root] ? grads.get(root) : null);
@@ -618,14 +618,14 @@ public final class Functions {
         Tensor y = comm.scatter(isRoot && xsOrNull != null ? detached(xsOrNull) : null, root);
         String name = "scatter#" + id;
         if (!isRoot) {
-            if (!Tensors.differentiable(y)) {
+            if (!Gradients.differentiable(y)) {
                 return y;
             }
             int gradTag = state.collectiveRecvGradient(root);
             torch.ScalarType dtype = y.scalar_type();
             Backward backward = grads -> {
                 Tensor g = grads.get(0);
-                isendTracked(state, comm, Tensors.gradientOrMarker(g, dtype), root, gradTag);
+                isendTracked(state, comm, Gradients.gradientOrMarker(g, dtype), root, gradTag);
                 return List.of();
             };
             return connect(name, List.of(), Collections.singletonList(y), backward, Schedule.EAGER, comm)
@@ -636,7 +636,7 @@ public final class Functions {
         boolean[] floats = new boolean[n];
         List<Integer> floatsOut = new ArrayList<>();
         for (int j = 0; j < n; j++) {
-            floats[j] = Tensors.differentiable(xsOrNull.get(j));
+            floats[j] = Gradients.differentiable(xsOrNull.get(j));
             if (floats[j] && j != root) {
                 gradFrom[j] = state.collectiveSendGradient(j);
                 floatsOut.add(j);
@@ -645,7 +645,7 @@ public final class Functions {
         if (!floats[root]) {
             if (!floatsOut.isEmpty()) {
                 throw new IllegalArgumentException("scatter at root rank " + root + ": the root's own part is "
-                        + Tensors.shape(y) + " (integer) while it sends floating point tensors to ranks " + floatsOut
+                        + Tensors.describe(y) + " (integer) while it sends floating point tensors to ranks " + floatsOut
                         + ", so its output cannot start the backward pass that receives their gradients; give the"
                         + " root a floating-point part (an empty one will do) and use it, or scatter the"
                         + " floating-point parts in a call of their own");
@@ -657,7 +657,7 @@ public final class Functions {
             List<Tensor> out = new ArrayList<>(n);
             for (int j = 0; j < n; j++) {
                 out.add(!floats[j] ? null : j == root ? grads.get(0)
-                        : Tensors.receivedGradient(comm.recv(j, gradFrom[j]), shapes[j], name + " from rank " + j));
+                        : Gradients.receivedGradient(comm.recv(j, gradFrom[j]), shapes[j], name + " from rank " + j));
             }
             return out;
         };
@@ -682,10 +682,10 @@ public final class Functions {
         state.reap();
         long id = state.nextCollective();
         Tensor y = comm.allreduce(x.detach(), op);
-        if (!Tensors.differentiable(y)) {
+        if (!Gradients.differentiable(y)) {
             return y;
         }
-        long[] shape = Shapes.of(x);
+        long[] shape = Tensors.shape(x);
         torch.ScalarType dtype = x.scalar_type();
         String name = "allreduce#" + id;
         Backward backward = grads -> {
@@ -730,11 +730,11 @@ public final class Functions {
     private record DelegateInfo(boolean present, long[] shape, torch.ScalarType dtype) {
         static DelegateInfo of(Tensor d) {
             return d == null ? new DelegateInfo(false, null, null)
-                    : new DelegateInfo(true, Shapes.of(d), d.scalar_type());
+                    : new DelegateInfo(true, Tensors.shape(d), d.scalar_type());
         }
 
         List<Tensor> gradients() {
-            return present ? Collections.singletonList(Tensors.delegateGradient(shape, dtype)) : List.of();
+            return present ? Collections.singletonList(Gradients.delegateGradient(shape, dtype)) : List.of();
         }
     }
 
@@ -851,7 +851,7 @@ public final class Functions {
     private static long[][] shapes(List<Tensor> ts) {
         long[][] out = new long[ts.size()][];
         for (int i = 0; i < out.length; i++) {
-            out[i] = Shapes.of(ts.get(i));
+            out[i] = Tensors.shape(ts.get(i));
         }
         return out;
     }
@@ -860,7 +860,7 @@ public final class Functions {
         List<Tensor> out = new ArrayList<>(grads.size());
         for (int j = 0; j < grads.size(); j++) {
             Tensor g = grads.get(j);
-            out.add(Tensors.gradientOrMarker(g, dtypes[j]));
+            out.add(Gradients.gradientOrMarker(g, dtypes[j]));
         }
         return out;
     }
@@ -869,7 +869,7 @@ public final class Functions {
     private static Tensor sumReceived(List<Tensor> parts, long[] shape, String context) {
         Tensor acc = null;
         for (int r = 0; r < parts.size(); r++) {
-            Tensor g = Tensors.receivedGradient(parts.get(r), shape, context + " from rank " + r);
+            Tensor g = Gradients.receivedGradient(parts.get(r), shape, context + " from rank " + r);
             if (g != null) {
                 acc = acc == null ? g : acc.add_(g);
             }
@@ -880,7 +880,7 @@ public final class Functions {
     private static String describe(List<Tensor> ts) {
         List<String> out = new ArrayList<>();
         for (Tensor t : ts) {
-            out.add(Tensors.shape(t));
+            out.add(Tensors.describe(t));
         }
         return String.join(", ", out);
     }

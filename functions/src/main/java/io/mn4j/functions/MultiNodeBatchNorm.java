@@ -2,6 +2,7 @@ package io.mn4j.functions;
 
 import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.ReduceOp;
+import io.mn4j.tensor.Tensors;
 import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.ScalarTypeOptional;
@@ -87,7 +88,7 @@ public class MultiNodeBatchNorm extends org.bytedeco.pytorch.Module {
     public Tensor forward(Tensor x) {
         if (x.dim() < 2 || x.size(1) != features) {
             throw new IllegalArgumentException("MultiNodeBatchNorm: expected input (N, " + features + ", ...), got "
-                    + Tensors.shape(x));
+                    + Tensors.describe(x));
         }
         long[] view = new long[(int) x.dim()];
         java.util.Arrays.fill(view, 1);

@@ -262,7 +262,7 @@ public class MultiNodeChainList extends Module {
 
         /** Whether {@code values} can carry a delegate: one of them is floating point. */
         static boolean canTake(List<Tensor> values) {
-            return values.stream().anyMatch(Tensors::differentiable);
+            return values.stream().anyMatch(Gradients::differentiable);
         }
 
         /** {@code values} with the delegate tied in (then used up), or unchanged if they cannot take it. */
@@ -290,7 +290,7 @@ public class MultiNodeChainList extends Module {
 
     private static Tensor firstDifferentiable(List<Tensor> ts) {
         for (Tensor t : ts) {
-            if (Tensors.differentiable(t) && t.requires_grad()) {
+            if (Gradients.differentiable(t) && t.requires_grad()) {
                 return t;
             }
         }

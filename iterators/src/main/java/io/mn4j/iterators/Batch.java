@@ -1,6 +1,6 @@
 package io.mn4j.iterators;
 
-import io.mn4j.communicator.Shapes;
+import io.mn4j.tensor.Tensors;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -93,7 +93,7 @@ public final class Batch {
         List<Tensor> stacked = new ArrayList<>(numFields);
         for (int f = 0; f < numFields; f++) {
             Tensor first = rows.get(0).get(f);
-            long[] shape = Shapes.of(first);
+            long[] shape = Tensors.shape(first);
             TensorVector column = new TensorVector();
             for (int i = 0; i < n; i++) {
                 List<Tensor> row = rows.get(i);
@@ -102,7 +102,7 @@ public final class Batch {
                             + numFields + ", item " + i + " has " + row.size());
                 }
                 Tensor t = row.get(f);
-                if (t.scalar_type().value != first.scalar_type().value || !Shapes.matches(t, shape)) {
+                if (t.scalar_type().value != first.scalar_type().value || !Tensors.hasShape(t, shape)) {
                     throw new DatasetException("cannot batch field " + f + ": item 0 is " + describe(first)
                             + " but item " + i + " is " + describe(t));
                 }
@@ -137,7 +137,7 @@ public final class Batch {
     }
 
     static String describe(Tensor t) {
-        return t == null ? "null" : t.scalar_type() + Arrays.toString(Shapes.of(t));
+        return t == null ? "null" : t.scalar_type() + Arrays.toString(Tensors.shape(t));
     }
 
     @Override

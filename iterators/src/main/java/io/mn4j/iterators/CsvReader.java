@@ -1,5 +1,6 @@
 package io.mn4j.iterators;
 
+import io.mn4j.tensor.Tensors;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -158,11 +159,11 @@ public final class CsvReader {
                 }
             }
         }
-        Tensor xs = NativeArrays.fromDoubles(x, new long[] {n, features}).to(featureType);
+        Tensor xs = Tensors.doubles(x, new long[] {n, features}).to(featureType);
         if (label < 0) {
             return new TensorDataset(xs);
         }
-        Tensor ys = NativeArrays.fromDoubles(y, new long[] {n}).to(labelType);
+        Tensor ys = Tensors.doubles(y, new long[] {n}).to(labelType);
         return new TensorDataset(xs, ys);
     }
 

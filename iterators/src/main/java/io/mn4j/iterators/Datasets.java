@@ -1,6 +1,8 @@
 package io.mn4j.iterators;
 
+import io.mn4j.communicator.Agreement;
 import io.mn4j.communicator.Communicator;
+import io.mn4j.tensor.Tensors;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
@@ -186,7 +188,7 @@ public final class Datasets {
         checkRoot(comm, root);
         Agreement.noProblems(comm, "scatterIndices", dataset == null ? "passed a null data set" : null);
         long n = dataset.size();
-        Agreement.sameValue(comm, "scatterIndices", "the data set length", n);
+        Agreement.requireSame(comm, "data set length in scatterIndices", n);
         List<Tensor> sends = null;
         RuntimeException failure = null;
         if (comm.rank() == root) {
@@ -195,7 +197,7 @@ public final class Datasets {
                 long[] order = shuffle ? shuffledOrder(n, seed) : null;
                 sends = new ArrayList<>(comm.size());
                 for (long[] be : bounds) {
-                    sends.add(NativeArrays.fromLongs(partIndices(be, order)));
+                    sends.add(Tensors.longs(partIndices(be, order)));
                 }
             } catch (RuntimeException e) {
                 failure = e;
@@ -203,7 +205,7 @@ public final class Datasets {
         }
         // The other ranks would otherwise wait in the scatter for a root that has left.
         Agreement.noProblems(comm, "scatterIndices", describe(failure), failure);
-        long[] mine = NativeArrays.toLongs(comm.scatter(sends, root));
+        long[] mine = Tensors.toLongArray(comm.scatter(sends, root));
         return new SubDataset<>(dataset, mine);
     }
 
@@ -212,8 +214,8 @@ public final class Datasets {
      * rank must pass the same {@code n} and {@code forceEqualLength}.
      */
     public static long[] scatterIndex(long n, Communicator comm, boolean forceEqualLength) {
-        Agreement.sameValue(comm, "scatterIndex", "the number of examples", n);
-        Agreement.sameValue(comm, "scatterIndex", "forceEqualLength (1 = true)", forceEqualLength ? 1 : 0);
+        Agreement.requireSame(comm, "number of examples in scatterIndex", n);
+        Agreement.requireSame(comm, "forceEqualLength flag in scatterIndex", forceEqualLength);
         return partitionBounds(n, comm.size(), forceEqualLength)[comm.rank()].clone();
     }
 

@@ -1,6 +1,6 @@
 package io.mn4j.iterators;
 
-import io.mn4j.communicator.Shapes;
+import io.mn4j.tensor.Tensors;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -66,8 +66,8 @@ public final class FashionMnist {
         Path labelsFile = file(dir, prefix + "-labels-idx1-ubyte");
         Tensor images = IdxReader.read(imagesFile);
         Tensor labels = IdxReader.read(labelsFile);
-        long[] is = Shapes.of(images);
-        long[] ls = Shapes.of(labels);
+        long[] is = Tensors.shape(images);
+        long[] ls = Tensors.shape(labels);
         if (images.scalar_type().value != torch.ScalarType.Byte.value || is.length != 3 || is[1] != 28 || is[2] != 28) {
             throw new DatasetException(imagesFile + " should hold uint8 images [N, 28, 28], holds " + Batch.describe(images));
         }

@@ -1,5 +1,6 @@
 package io.mn4j.iterators;
 
+import io.mn4j.communicator.Agreement;
 import io.mn4j.communicator.Communicator;
 import java.util.List;
 import java.util.Map;

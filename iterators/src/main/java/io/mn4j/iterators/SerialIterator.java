@@ -1,6 +1,7 @@
 package io.mn4j.iterators;
 
 import java.util.NoSuchElementException;
+import java.util.Arrays;
 import java.util.Random;
 
 /**
@@ -91,17 +92,7 @@ public final class SerialIterator implements BatchIterator {
      * for the same generator state on every JVM.
      */
     public static long[] permutation(int n, Random random) {
-        long[] p = new long[n];
-        for (int i = 0; i < n; i++) {
-            p[i] = i;
-        }
-        for (int i = n - 1; i > 0; i--) {
-            int j = random.nextInt(i + 1);
-            long t = p[i];
-            p[i] = p[j];
-            p[j] = t;
-        }
-        return p;
+        return Arrays.stream(Permutations.of(n, random)).asLongStream().toArray();
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.mn4j.iterators;
 
+import io.mn4j.communicator.Agreement;
 import io.mn4j.communicator.Communicator;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -48,10 +49,10 @@ public final class SynchronizedIterator implements BatchIterator {
     private static SynchronizedIterator create(Dataset<?> dataset, int batchSize, boolean repeat, boolean shuffle,
             long seed, Communicator comm) {
         Agreement.noProblems(comm, "SynchronizedIterator", SerialIterator.check(dataset, batchSize));
-        Agreement.sameValue(comm, "SynchronizedIterator", "the data set length", dataset.size());
-        Agreement.sameValue(comm, "SynchronizedIterator", "the batch size", batchSize);
-        Agreement.sameValue(comm, "SynchronizedIterator", "repeat (1 = true)", repeat ? 1 : 0);
-        Agreement.sameValue(comm, "SynchronizedIterator", "shuffle (1 = true)", shuffle ? 1 : 0);
+        Agreement.requireSame(comm, "data set length in SynchronizedIterator", dataset.size());
+        Agreement.requireSame(comm, "batch size in SynchronizedIterator", batchSize);
+        Agreement.requireSame(comm, "repeat flag in SynchronizedIterator", repeat);
+        Agreement.requireSame(comm, "shuffle flag in SynchronizedIterator", shuffle);
         long shared = comm.bcastObj(seed, 0);
         return new SynchronizedIterator(new SerialIterator(dataset, batchSize, repeat, shuffle, shared));
     }

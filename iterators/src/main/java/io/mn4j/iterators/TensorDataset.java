@@ -1,5 +1,6 @@
 package io.mn4j.iterators;
 
+import io.mn4j.tensor.Tensors;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -90,7 +91,7 @@ public final class TensorDataset implements Dataset<List<Tensor>> {
         if (fields.isEmpty()) {
             return new Batch(indices.length, List.of());
         }
-        Tensor idx = NativeArrays.fromLongs(indices);
+        Tensor idx = Tensors.longs(indices);
         List<Tensor> out = new ArrayList<>(fields.size());
         for (Tensor t : fields) {
             out.add(t.index_select(0, idx));

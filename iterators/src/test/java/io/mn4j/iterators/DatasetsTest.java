@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.mn4j.tensor.Tensors;
 import java.util.List;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
@@ -53,7 +54,7 @@ class DatasetsTest {
         assertEquals(3, sub.size());
         assertEquals(order[3], sub.get(1).get(0).item_long());
         Batch b = sub.batch(new long[] {2, 0});
-        assertArrayEquals(new double[] {order[4], order[2]}, NativeArrays.toDoubles(b.field(0)));
+        assertArrayEquals(new double[] {order[4], order[2]}, Tensors.toDoubleArray(b.field(0)));
         assertEquals(torch.ScalarType.Int.value, b.field(0).scalar_type().value);
         assertThrows(IndexOutOfBoundsException.class, () -> sub.get(3));
     }
@@ -65,7 +66,7 @@ class DatasetsTest {
         Batch batch = Batch.collate(List.of(List.of(a, torch.tensor(1L)), List.of(b, torch.tensor(2L))));
         assertEquals(2, batch.size());
         assertArrayEquals(new long[] {2, 2, 3}, batch.field(0).sizes().vec().get());
-        assertArrayEquals(new double[] {1, 2}, NativeArrays.toDoubles(batch.field(1)));
+        assertArrayEquals(new double[] {1, 2}, Tensors.toDoubleArray(batch.field(1)));
         DatasetException e = assertThrows(DatasetException.class,
                 () -> Batch.collate(List.of(a, torch.ones(3, 2))));
         assertTrue(e.getMessage().contains("item 1"), e.getMessage());

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.mn4j.tensor.Tensors;
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -87,7 +88,7 @@ class ReadersTest {
         out.writeInt(7);
         Tensor ints = IdxReader.read(Files.write(tmp.resolve("i"), bytes.toByteArray()));
         assertEquals(torch.ScalarType.Int.value, ints.scalar_type().value);
-        assertArrayEquals(new double[] {-5, 70000, 7}, NativeArrays.toDoubles(ints));
+        assertArrayEquals(new double[] {-5, 70000, 7}, Tensors.toDoubleArray(ints));
         bytes.reset();
         out.write(new byte[] {0, 0, 0x0D, 1});
         out.writeInt(2);
@@ -95,7 +96,7 @@ class ReadersTest {
         out.writeFloat(-0.25f);
         Tensor floats = IdxReader.read(Files.write(tmp.resolve("f"), bytes.toByteArray()));
         assertEquals(torch.ScalarType.Float.value, floats.scalar_type().value);
-        assertArrayEquals(new double[] {1.5, -0.25}, NativeArrays.toDoubles(floats));
+        assertArrayEquals(new double[] {1.5, -0.25}, Tensors.toDoubleArray(floats));
     }
 
     @Test
@@ -153,7 +154,7 @@ class ReadersTest {
         // the test split is balanced: 1000 images per class
         Tensor counts = torch.bincount(test.field(1));
         assertArrayEquals(new double[] {1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000},
-                NativeArrays.toDoubles(counts));
+                Tensors.toDoubleArray(counts));
     }
 
     @Test
@@ -162,10 +163,10 @@ class ReadersTest {
                 "# a comment\nsepal,petal,\"class\"\n1.5, 2, 0\n\n3,-4e-1,\"2\"\n");
         TensorDataset ds = CsvReader.builder().labelColumn(-1).read(f);
         assertEquals(2, ds.size());
-        assertArrayEquals(new double[] {1.5, 2, 3, -0.4}, NativeArrays.toDoubles(ds.field(0)), 1e-6);
+        assertArrayEquals(new double[] {1.5, 2, 3, -0.4}, Tensors.toDoubleArray(ds.field(0)), 1e-6);
         assertEquals(torch.ScalarType.Float.value, ds.field(0).scalar_type().value);
         assertEquals(torch.ScalarType.Long.value, ds.field(1).scalar_type().value);
-        assertArrayEquals(new double[] {0, 2}, NativeArrays.toDoubles(ds.field(1)));
+        assertArrayEquals(new double[] {0, 2}, Tensors.toDoubleArray(ds.field(1)));
         TensorDataset all = CsvReader.builder().featureType(torch.ScalarType.Double).read(f);
         assertEquals(1, all.numFields());
         assertArrayEquals(new long[] {2, 3}, all.field(0).sizes().vec().get());

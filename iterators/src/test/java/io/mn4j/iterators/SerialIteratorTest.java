@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.mn4j.tensor.Tensors;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -74,8 +75,8 @@ class SerialIteratorTest {
         assertEquals(torch.ScalarType.Float.value, b.field(0).scalar_type().value);
         assertEquals(torch.ScalarType.Byte.value, b.field(1).scalar_type().value);
         assertArrayEquals(new long[] {4, 3}, b.field(0).sizes().vec().get());
-        assertArrayEquals(new double[] {8, 9, 0, 1}, NativeArrays.toDoubles(b.field(1)));
-        assertArrayEquals(new double[] {24, 25, 26, 27, 28, 29, 0, 1, 2, 3, 4, 5}, NativeArrays.toDoubles(b.field(0)));
+        assertArrayEquals(new double[] {8, 9, 0, 1}, Tensors.toDoubleArray(b.field(1)));
+        assertArrayEquals(new double[] {24, 25, 26, 27, 28, 29, 0, 1, 2, 3, 4, 5}, Tensors.toDoubleArray(b.field(0)));
     }
 
     @Test

@@ -5,7 +5,7 @@ import io.mn4j.examples.support.Cli;
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.graph.SyntheticGraphs;
 import io.mn4j.gnn.kernel.CsrAggregation;
-import io.mn4j.gnn.util.Tensors;
+import io.mn4j.tensor.Scopes;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -199,14 +199,14 @@ public final class AggregationBenchmark implements Callable<Integer> {
                 PointerScope outer = PointerScope.getInnerScope();
                 try (PointerScope s = new PointerScope()) {
                     Tensor zeros = torch.zeros(new long[] {agg.numRows(), x.size(1)}, new TensorOptions(ScalarType.Float));
-                    return Tensors.escape(s, outer, zeros.index_add(0, dst, x.index_select(0, agg.matrix().col())));
+                    return Scopes.escape(s, outer, zeros.index_add(0, dst, x.index_select(0, agg.matrix().col())));
                 }
             }
             case "embedding_bag-autograd": {
                 PointerScope outer = PointerScope.getInnerScope();
                 try (PointerScope s = new PointerScope()) {
                     T_TensorTensorTensorTensor_T r = torch.embedding_bag(x, agg.matrix().col(), agg.matrix().rowptr(), false, 0, false, new TensorOptional(), true);
-                    return Tensors.escape(s, outer, new Tensor(r.get0()));
+                    return Scopes.escape(s, outer, new Tensor(r.get0()));
                 }
             }
             default:

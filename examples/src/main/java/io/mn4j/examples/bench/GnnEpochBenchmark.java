@@ -16,8 +16,7 @@ import io.mn4j.gnn.partition.PartitionMetadata;
 import io.mn4j.gnn.partition.PartitionReader;
 import io.mn4j.gnn.partition.PartitionWriter;
 import io.mn4j.gnn.partition.Partitioners;
-import io.mn4j.gnn.util.Agreement;
-import io.mn4j.gnn.util.Tensors;
+import io.mn4j.communicator.Agreement;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
@@ -205,7 +204,7 @@ public final class GnnEpochBenchmark implements Callable<Integer> {
         try (GnnRun run = GnnRun.start(comm, part, c); Graph whole = wholeGraph(dir, part);
                 Plain plain = new Plain("check", whole, hidden, false, false, 0)) {
             plain.copyParameters(run.model());
-            double a = run.epoch().loss();
+            double a = run.epoch().trainLoss();
             double b = plain.epoch();
             return String.format(Locale.ROOT, "  same function: first-epoch loss without dropout from the same parameters, mn4j %.7f, plain %.7f",
                     a, b);

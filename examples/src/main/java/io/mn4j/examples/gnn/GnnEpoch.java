@@ -1,6 +1,6 @@
 package io.mn4j.examples.gnn;
 
-import io.mn4j.gnn.train.EpochStats;
+import io.mn4j.iterators.EpochStats;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.stream.Collectors;
@@ -26,7 +26,7 @@ public record GnnEpoch(EpochStats stats, long bytesSentAllRanks, long aggregatio
     /** The CSV line (losses with full precision, so runs can be compared exactly). */
     public String csvLine() {
         StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%d,%.9g,%.6f,%.6f,%.6f,%.4f,%d,%d,%.1f", stats.epoch(),
-                stats.loss(), stats.trainAcc(), stats.valAcc(), stats.testAcc(), stats.seconds(), bytesSentAllRanks,
+                stats.trainLoss(), stats.trainAccuracy(), stats.validationAccuracy(), stats.testAccuracy(), stats.seconds(), bytesSentAllRanks,
                 aggregationBytesAllRanks, maxRssBytes() / 1048576.0));
         for (long p : peakRssBytes) {
             sb.append(String.format(Locale.ROOT, ",%.1f", p / 1048576.0));
@@ -48,7 +48,7 @@ public record GnnEpoch(EpochStats stats, long bytesSentAllRanks, long aggregatio
         return String.format(Locale.ROOT,
                 "epoch %" + width.length() + "d/%s  loss %.4f  train %6.2f%%  val %6.2f%%  test %6.2f%%  %7.3f s  sent %s (aggregation %s)"
                         + "  peak RSS %s MiB",
-                stats.epoch(), width, stats.loss(), 100 * stats.trainAcc(), 100 * stats.valAcc(), 100 * stats.testAcc(),
+                stats.epoch(), width, stats.trainLoss(), 100 * stats.trainAccuracy(), 100 * stats.validationAccuracy(), 100 * stats.testAccuracy(),
                 stats.seconds(), bytes(bytesSentAllRanks), bytes(aggregationBytesAllRanks), peaks);
     }
 

@@ -6,7 +6,7 @@ import io.mn4j.gnn.dist.GraphShardManager;
 import io.mn4j.gnn.nn.GnnModel;
 import io.mn4j.gnn.partition.PartitionData;
 import io.mn4j.gnn.partition.PartitionMetadata;
-import io.mn4j.gnn.train.EpochStats;
+import io.mn4j.iterators.EpochStats;
 import io.mn4j.gnn.sampling.DistNeighborSampler;
 import io.mn4j.gnn.train.FullGraphTrainer;
 import io.mn4j.gnn.train.LocalNodes;

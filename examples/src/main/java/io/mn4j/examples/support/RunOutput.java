@@ -1,5 +1,6 @@
 package io.mn4j.examples.support;
 
+import io.mn4j.iterators.EpochStats;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -16,7 +17,7 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
 
 /**
  * The files a training run leaves in its output directory: {@code epochs.csv} (one
- * {@link EpochStats} line per epoch, written as the run goes) and {@code curves.png} (loss and
+ * {@link EpochReport} line per epoch, written as the run goes) and {@code curves.png} (loss and
  * accuracy per epoch, training and test).
  *
  * <p>Examples whose epochs carry other numbers use the generic side: {@link #RunOutput(Path,
@@ -34,7 +35,7 @@ public final class RunOutput {
 
     /** Creates {@code dir} if needed and starts a fresh {@code epochs.csv}. */
     public RunOutput(Path dir, String title) throws IOException {
-        this(dir, title, EpochStats.CSV_HEADER);
+        this(dir, title, EpochReport.CSV_HEADER);
     }
 
     /** Creates {@code dir} if needed and starts a fresh {@code epochs.csv} with the given column names. */
@@ -61,9 +62,9 @@ public final class RunOutput {
     }
 
     /** Appends one epoch to the CSV. */
-    public void add(EpochStats s) throws IOException {
-        epochs.add(s);
-        addLine(s.csvLine());
+    public void add(EpochReport r) throws IOException {
+        epochs.add(r.stats());
+        addLine(r.csvLine());
     }
 
     /** Appends one line (without its line break) to the CSV. */

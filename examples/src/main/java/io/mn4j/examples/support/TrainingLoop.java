@@ -3,6 +3,7 @@ package io.mn4j.examples.support;
 import io.mn4j.communicator.Communicator;
 import io.mn4j.iterators.Batch;
 import io.mn4j.iterators.BatchIterator;
+import io.mn4j.iterators.EpochStats;
 import io.mn4j.iterators.Metrics;
 import io.mn4j.iterators.MultiNodeEvaluator;
 import java.io.IOException;
@@ -88,14 +89,16 @@ public final class TrainingLoop {
                 test = eval.run();
                 rss = comm.allgatherObj(Memory.rssBytes());
             }
-            EpochStats s = new EpochStats(epoch, trainAll.mean("loss"), trainAll.mean("accuracy"), test.mean("loss"),
-                    test.mean("accuracy"), seconds, trainAll.count("loss") / seconds, rss.get(0), Collections.max(rss));
+            // No validation split; bytes are not counted here (a model may talk on communicators of its own).
+            EpochStats s = new EpochStats(epoch, trainAll.mean("loss"), trainAll.mean("accuracy"), Double.NaN, test.mean("loss"),
+                    test.mean("accuracy"), seconds, trainAll.count("loss") / seconds, -1);
             all.add(s);
             if (talk) {
-                out.println(s.humanLine());
+                EpochReport report = new EpochReport(s, rss.get(0), Collections.max(rss));
+                out.println(report.humanLine());
                 out.flush();
                 if (output != null) {
-                    output.add(s);
+                    output.add(report);
                 }
             }
         }

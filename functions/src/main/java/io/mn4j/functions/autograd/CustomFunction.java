@@ -1,6 +1,6 @@
 package io.mn4j.functions.autograd;
 
-import io.mn4j.communicator.Shapes;
+import io.mn4j.tensor.Tensors;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -369,7 +369,7 @@ public final class CustomFunction {
                         throw new IllegalArgumentException(name + ": input " + i + " is on " + deviceOf(x)
                                 + "; mn4j's differentiable functions take CPU tensors: pass x.cpu() (differentiable)");
                     }
-                    inputShapes[i] = Shapes.of(x);
+                    inputShapes[i] = Tensors.shape(x);
                     inputTypes[i] = x.scalar_type();
                 }
             }
@@ -567,9 +567,9 @@ public final class CustomFunction {
                 if (!ctx.differentiable[i] || g == null || !g.defined()) {
                     continue;
                 }
-                if (!Shapes.matches(g, ctx.inputShapes[i])) {
+                if (!Tensors.hasShape(g, ctx.inputShapes[i])) {
                     throw new IllegalStateException(ctx + " backward: gradient " + i + " has shape "
-                            + java.util.Arrays.toString(Shapes.of(g)) + " but the input has shape "
+                            + java.util.Arrays.toString(Tensors.shape(g)) + " but the input has shape "
                             + java.util.Arrays.toString(ctx.inputShapes[i]));
                 }
                 // The anchor's result is not checked by LibTorch: match the input's dtype here.

@@ -2,13 +2,15 @@ package io.mn4j.gnn.dist;
 
 import io.mn4j.communicator.Communicator;
 import io.mn4j.functions.autograd.CustomFunction;
+import io.mn4j.functions.autograd.GradientBridge;
 import io.mn4j.functions.Functions;
 import io.mn4j.gnn.graph.Csr;
 import io.mn4j.gnn.kernel.CsrAggregation;
 import io.mn4j.gnn.partition.PartitionData;
 import io.mn4j.gnn.partition.PartitionMetadata;
-import io.mn4j.gnn.util.Agreement;
-import io.mn4j.gnn.util.Tensors;
+import io.mn4j.communicator.Agreement;
+import io.mn4j.tensor.Scopes;
+import io.mn4j.tensor.Tensors;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumMap;
@@ -92,7 +94,7 @@ public final class GraphShardManager implements AutoCloseable {
      * @param offsets     partition p owns global nodes [offsets[p], offsets[p+1]); length size+1
      * @param localInEdges rows: this rank's nodes (local index); columns: global source ids;
      *                     unweighted (see {@link #requireUnweighted})
-     * @throws io.mn4j.gnn.util.JobInputException on every rank when the input of any rank is
+     * @throws io.mn4j.communicator.JobInputException on every rank when the input of any rank is
      *     wrong (naming that rank and what was wrong), or when the ranks pass different offsets
      */
     public static GraphShardManager build(Communicator world, long[] offsets, Csr localInEdges) {
@@ -190,9 +192,9 @@ public final class GraphShardManager implements AutoCloseable {
         this.shards = cutShards(inEdges);
         this.localWithoutLoops = withoutSelfLoops(shards[rank].edges);
         try (PointerScope s = new PointerScope()) {
-            this.inDegree = Tensors.own(inEdges.rowCounts().to(torch.ScalarType.Double));
+            this.inDegree = Scopes.own(inEdges.rowCounts().to(torch.ScalarType.Double));
             Tensor loops = shards[rank].edges.rowCounts().sub(localWithoutLoops.rowCounts());
-            this.degreeWithoutLoops = Tensors.own(inDegree.sub(loops));
+            this.degreeWithoutLoops = Scopes.own(inDegree.sub(loops));
         }
         exchangeRowsAndDegrees();
     }
@@ -239,7 +241,7 @@ public final class GraphShardManager implements AutoCloseable {
             }
             long width = distinct == null ? numLocal : distinct.length;
             Csr edges = Csr.of(numLocal, width, ptr, col, null);
-            Tensor need = Tensors.own(distinct == null ? torch.arange(new Scalar(numLocal)) : Tensors.longs(distinct));
+            Tensor need = Scopes.own(distinct == null ? torch.arange(new Scalar(numLocal)) : Tensors.longs(distinct));
             out[p] = new Shard(p, need, edges);
         }
         return out;
@@ -254,12 +256,12 @@ public final class GraphShardManager implements AutoCloseable {
         List<Tensor> asked = comm.alltoall(needs);
         List<Tensor> degrees = new ArrayList<>(parts);
         for (int p = 0; p < parts; p++) {
-            shards[p].sendRows = Tensors.own(p == rank ? Tensors.longs(new long[0]) : asked.get(p));
+            shards[p].sendRows = Scopes.own(p == rank ? Tensors.longs(new long[0]) : asked.get(p));
             degrees.add(degreeWithoutLoops.index_select(0, shards[p].sendRows));
         }
         List<Tensor> theirDegrees = comm.alltoall(degrees);
         for (int p = 0; p < parts; p++) {
-            shards[p].sourceDegree = Tensors.own(p == rank ? degreeWithoutLoops : theirDegrees.get(p));
+            shards[p].sourceDegree = Scopes.own(p == rank ? degreeWithoutLoops : theirDegrees.get(p));
         }
     }
 
@@ -425,7 +427,7 @@ public final class GraphShardManager implements AutoCloseable {
             // Without autograd, mode 2 has nothing to keep: it is mode 1's ring.
             boolean withGraph = x.requires_grad() && org.bytedeco.pytorch.GradMode.is_enabled();
             if (parts > 1 && (mode == AggregationMode.SAR || mode == AggregationMode.SEQUENTIAL && !withGraph)) {
-                return Tensors.escape(scope, outer, sarSum(x, norm, withGraph));
+                return Scopes.escape(scope, outer, sarSum(x, norm, withGraph));
             }
             Tensor local = weights(norm)[rank].apply(x);
             if (norm == EdgeNorm.GCN) {
@@ -444,7 +446,7 @@ public final class GraphShardManager implements AutoCloseable {
                         out = local.add(sequentialSum(x, norm));
                 }
             }
-            return Tensors.escape(scope, outer, out);
+            return Scopes.escape(scope, outer, out);
         }
     }
 
@@ -506,7 +508,7 @@ public final class GraphShardManager implements AutoCloseable {
                         Tensor fetched = bridge.attach(block);
                         bridge.onGrad(fetched, g -> blockGrads[p] = g);
                         Tensor part = w[p].apply(fetched);
-                        Tensor next = Tensors.escape(step, callScope, acc[0] == null ? part : acc[0].add(part));
+                        Tensor next = Scopes.escape(step, callScope, acc[0] == null ? part : acc[0].add(part));
                         if (acc[0] != null) {
                             acc[0].close();
                         }
@@ -528,7 +530,7 @@ public final class GraphShardManager implements AutoCloseable {
             });
             return extra;
         } finally {
-            Tensors.closeAll(blockGrads);
+            Scopes.closeAll(blockGrads);
             Arrays.fill(blockGrads, null);
         }
     }
@@ -603,7 +605,7 @@ public final class GraphShardManager implements AutoCloseable {
         try {
             halo = catPartners(p -> got[p]);
         } finally {
-            Tensors.closeAll(got);
+            Scopes.closeAll(got);
         }
         long width = x.size(1);
         torch.ScalarType type = Tensors.type(x);
@@ -636,7 +638,7 @@ public final class GraphShardManager implements AutoCloseable {
                 }
                 return List.of(into);
             } finally {
-                Tensors.closeAll(stale);
+                Scopes.closeAll(stale);
             }
         }, CustomFunction.Schedule.NATURAL, this, "in PIPELINED mode each forward's gradients are exchanged once (the "
                 + "partners pair them with their own); run the forward again").outputs().get(0);
@@ -698,7 +700,7 @@ public final class GraphShardManager implements AutoCloseable {
             } else {
                 out = sarGeneric(local, dst, src, op);
             }
-            return Tensors.escape(scope, outer, out);
+            return Scopes.escape(scope, outer, out);
         }
     }
 
@@ -712,7 +714,7 @@ public final class GraphShardManager implements AutoCloseable {
         try (PointerScope s = new PointerScope()) {
             next = step.get();
             for (Tensor t : next) {
-                Tensors.escape(s, to, t);
+                Scopes.escape(s, to, t);
             }
         }
         if (previous != null) {
@@ -773,7 +775,7 @@ public final class GraphShardManager implements AutoCloseable {
                     List<Tensor> fresh = new ArrayList<>(part.size());
                     for (int i = 0; i < part.size(); i++) {
                         Tensor t = first ? part.get(i) : acc.get(i);
-                        fresh.add(t == null ? null : Tensors.escape(s, to, first ? torch.empty(fullRows(t), t.options(), null) : t.clone()));
+                        fresh.add(t == null ? null : Scopes.escape(s, to, first ? torch.empty(fullRows(t), t.options(), null) : t.clone()));
                     }
                     if (acc != null) {
                         acc.forEach(t -> {
@@ -894,9 +896,9 @@ public final class GraphShardManager implements AutoCloseable {
         // the result, which holds the same values: out and the rest of the state go with this call.
         List<Tensor> finalState = new ArrayList<>();
         for (Tensor t : op.stateForBackward(state.get(0))) {
-            finalState.add(t == null ? null : Tensors.own(t));
+            finalState.add(t == null ? null : Scopes.own(t));
         }
-        Tensor dstKept = Tensors.own(dstData), srcKept = Tensors.own(srcData), outKept = Tensors.own(result.detach());
+        Tensor dstKept = Scopes.own(dstData), srcKept = Scopes.own(srcData), outKept = Scopes.own(result.detach());
         bridge.keep(dstKept, srcKept, outKept);
         bridge.keep(finalState.toArray(new Tensor[0]));
         // The surrogate reads the output, which the caller holds too: a change in place would give
@@ -965,7 +967,7 @@ public final class GraphShardManager implements AutoCloseable {
             }
             // The bridge's input hooks take (and close) the needed ones, later in this backward.
             for (int i = 0; i < sums.length; i++) {
-                sums[i] = needed[i] ? Tensors.own(sums[i]) : null;
+                sums[i] = needed[i] ? Scopes.own(sums[i]) : null;
             }
         }
         return sums;
@@ -1018,7 +1020,7 @@ public final class GraphShardManager implements AutoCloseable {
                         }
                         if (sourceGrads[i] == null) {
                             // Dense, in the block's scope.
-                            sourceGrads[i] = Tensors.escape(step, block, g.is_sparse() ? torch.zeros_like(leaves.get(i)) : new Tensor(g));
+                            sourceGrads[i] = Scopes.escape(step, block, g.is_sparse() ? torch.zeros_like(leaves.get(i)) : new Tensor(g));
                             if (!g.is_sparse()) {
                                 continue;
                             }
@@ -1123,7 +1125,7 @@ public final class GraphShardManager implements AutoCloseable {
     private Tensor selfLoopWeight(Tensor like) {
         return selfLoops.computeIfAbsent((int) like.scalar_type().value, t -> {
             try (org.bytedeco.javacpp.PointerScope s = new org.bytedeco.javacpp.PointerScope()) {
-                return Tensors.own(degreeWithoutLoops.add(new Scalar(1.0)).reciprocal().unsqueeze(1).to(like.scalar_type()).contiguous());
+                return Scopes.own(degreeWithoutLoops.add(new Scalar(1.0)).reciprocal().unsqueeze(1).to(like.scalar_type()).contiguous());
             }
         });
     }
@@ -1241,7 +1243,7 @@ public final class GraphShardManager implements AutoCloseable {
         weighted.values().forEach(aggs -> Arrays.stream(aggs).forEach(CsrAggregation::close));
         haloGraphs.values().forEach(CsrAggregation::close);
         selfLoops.values().forEach(Tensor::close);
-        Tensors.closeAll(inDegree, degreeWithoutLoops);
+        Scopes.closeAll(inDegree, degreeWithoutLoops);
         if (localWithoutLoops != shards[rank].edges) {
             localWithoutLoops.close();
         }

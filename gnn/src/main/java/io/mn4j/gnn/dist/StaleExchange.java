@@ -3,7 +3,8 @@ package io.mn4j.gnn.dist;
 import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.RecvHandle;
 import io.mn4j.communicator.SendHandle;
-import io.mn4j.gnn.util.Tensors;
+import io.mn4j.tensor.Scopes;
+import io.mn4j.tensor.Tensors;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -97,11 +98,11 @@ final class StaleExchange implements AutoCloseable {
         }
         Tensor[] got = new Tensor[latest.length];
         for (int p = 0; p < got.length; p++) {
-            got[p] = Tensors.own(latest[p]);
+            got[p] = Scopes.own(latest[p]);
         }
         if (latestUse + staleness < use + 1) {
             // No later use may read it: its memory goes now.
-            Tensors.closeAll(latest);
+            Scopes.closeAll(latest);
             latest = null;
         }
         if (use > 0) {
@@ -115,7 +116,7 @@ final class StaleExchange implements AutoCloseable {
             }
             return smoothing == 0 ? got : smoothed(got);
         } catch (RuntimeException e) {
-            Tensors.closeAll(got);
+            Scopes.closeAll(got);
             throw e;
         }
     }
@@ -135,7 +136,7 @@ final class StaleExchange implements AutoCloseable {
         Tensor[] got = new Tensor[g.receives.length];
         for (int p = 0; p < got.length; p++) {
             if (g.receives[p] != null) {
-                got[p] = Tensors.unscoped(g.receives[p].waitFor());
+                got[p] = Scopes.unscoped(g.receives[p].waitFor());
             }
         }
         for (SendHandle s : g.sends) {
@@ -144,7 +145,7 @@ final class StaleExchange implements AutoCloseable {
             }
         }
         if (latest != null) {
-            Tensors.closeAll(latest);
+            Scopes.closeAll(latest);
         }
         latest = got;
         latestUse = g.use;
@@ -180,12 +181,12 @@ final class StaleExchange implements AutoCloseable {
             }
             if (first) {
                 // A copy: the first blocks may be handed back again.
-                average[p] = Tensors.unscoped(blocks[p].clone());
+                average[p] = Scopes.unscoped(blocks[p].clone());
             } else {
                 average[p].mul_(new Scalar(smoothing)).add_(blocks[p], new Scalar(1 - smoothing));
             }
             blocks[p].close();
-            out[p] = Tensors.own(average[p]);
+            out[p] = Scopes.own(average[p]);
         }
         return out;
     }
@@ -249,7 +250,7 @@ final class StaleExchange implements AutoCloseable {
 
     private static void closeAll(Tensor[] ts) {
         if (ts != null) {
-            Tensors.closeAll(ts);
+            Scopes.closeAll(ts);
         }
     }
 }

@@ -1,6 +1,7 @@
 package io.mn4j.gnn.graph;
 
-import io.mn4j.gnn.util.Tensors;
+import io.mn4j.tensor.Scopes;
+import io.mn4j.tensor.Tensors;
 import java.nio.LongBuffer;
 import java.util.Arrays;
 import org.bytedeco.javacpp.PointerScope;
@@ -29,9 +30,9 @@ public final class Csr implements AutoCloseable {
     private Csr(long numRows, long numCols, Tensor rowptr, Tensor col, Tensor weight, boolean own) {
         this.numRows = numRows;
         this.numCols = numCols;
-        this.rowptr = own ? Tensors.own(rowptr) : rowptr;
-        this.col = own ? Tensors.own(col) : col;
-        this.weight = own ? Tensors.own(weight) : weight;
+        this.rowptr = own ? Scopes.own(rowptr) : rowptr;
+        this.col = own ? Scopes.own(col) : col;
+        this.weight = own ? Scopes.own(weight) : weight;
     }
 
     /**
@@ -157,7 +158,7 @@ public final class Csr implements AutoCloseable {
     public Tensor rowCounts() {
         PointerScope outer = PointerScope.getInnerScope();
         try (PointerScope s = new PointerScope()) {
-            return Tensors.escape(s, outer, rowptr.narrow(0, 1, numRows).sub(rowptr.narrow(0, 0, numRows)));
+            return Scopes.escape(s, outer, rowptr.narrow(0, 1, numRows).sub(rowptr.narrow(0, 0, numRows)));
         }
     }
 
@@ -279,7 +280,7 @@ public final class Csr implements AutoCloseable {
         }
         PointerScope outer = PointerScope.getInnerScope();
         try (PointerScope s = new PointerScope()) {
-            return Tensors.escape(s, outer, Tensors.doubles(d, nr, nc).to(type));
+            return Scopes.escape(s, outer, Tensors.doubles(d, nr, nc).to(type));
         }
     }
 
@@ -306,7 +307,7 @@ public final class Csr implements AutoCloseable {
     /** Releases this object's tensor handles. */
     @Override
     public void close() {
-        Tensors.closeAll(rowptr, col, weight);
+        Scopes.closeAll(rowptr, col, weight);
     }
 
     @Override

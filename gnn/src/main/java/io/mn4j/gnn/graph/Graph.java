@@ -1,7 +1,8 @@
 package io.mn4j.gnn.graph;
 
-import io.mn4j.gnn.util.Permutations;
-import io.mn4j.gnn.util.Tensors;
+import io.mn4j.iterators.Permutations;
+import io.mn4j.tensor.Scopes;
+import io.mn4j.tensor.Tensors;
 import java.util.Arrays;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Tensor;
@@ -46,11 +47,11 @@ public final class Graph implements AutoCloseable {
         checkNodeTensor(b.trainMask, n, "trainMask", 1, ScalarType.Bool);
         checkNodeTensor(b.valMask, n, "valMask", 1, ScalarType.Bool);
         checkNodeTensor(b.testMask, n, "testMask", 1, ScalarType.Bool);
-        this.features = Tensors.own(b.features);
-        this.labels = Tensors.own(b.labels);
-        this.trainMask = Tensors.own(b.trainMask);
-        this.valMask = Tensors.own(b.valMask);
-        this.testMask = Tensors.own(b.testMask);
+        this.features = Scopes.own(b.features);
+        this.labels = Scopes.own(b.labels);
+        this.trainMask = Scopes.own(b.trainMask);
+        this.valMask = Scopes.own(b.valMask);
+        this.testMask = Scopes.own(b.testMask);
         if (b.numClasses >= 0) {
             this.numClasses = b.numClasses;
         } else if (labels != null && labels.numel() > 0) {
@@ -295,7 +296,7 @@ public final class Graph implements AutoCloseable {
     @Override
     public void close() {
         adj.close();
-        Tensors.closeAll(features, labels, trainMask, valMask, testMask);
+        Scopes.closeAll(features, labels, trainMask, valMask, testMask);
     }
 
     @Override

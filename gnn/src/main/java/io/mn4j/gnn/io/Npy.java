@@ -1,6 +1,6 @@
 package io.mn4j.gnn.io;
 
-import io.mn4j.gnn.util.Tensors;
+import io.mn4j.tensor.Tensors;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;

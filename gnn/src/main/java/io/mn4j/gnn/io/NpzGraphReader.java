@@ -2,7 +2,7 @@ package io.mn4j.gnn.io;
 
 import io.mn4j.gnn.graph.Csr;
 import io.mn4j.gnn.graph.Graph;
-import io.mn4j.gnn.util.Tensors;
+import io.mn4j.tensor.Tensors;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Arrays;

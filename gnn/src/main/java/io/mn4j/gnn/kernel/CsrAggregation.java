@@ -3,7 +3,8 @@ package io.mn4j.gnn.kernel;
 import io.mn4j.functions.autograd.CustomFunction;
 import io.mn4j.gnn.graph.Csr;
 import io.mn4j.gnn.graph.Graph;
-import io.mn4j.gnn.util.Tensors;
+import io.mn4j.tensor.Scopes;
+import io.mn4j.tensor.Tensors;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
@@ -110,7 +111,7 @@ public final class CsrAggregation implements AutoCloseable {
                 // Grad mode is on here only under create_graph: keep the product differentiable.
                 return List.of(GradMode.is_enabled() ? transpose().apply(g) : transposeForward(g));
             }, CustomFunction.Schedule.NATURAL, this).outputs().get(0);
-            return Tensors.escape(s, outer, out);
+            return Scopes.escape(s, outer, out);
         }
     }
 
@@ -171,7 +172,7 @@ public final class CsrAggregation implements AutoCloseable {
             T_TensorTensorTensorTensor_T r = torch.embedding_bag(x.contiguous(), side.csr.col(), side.csr.rowptr(), false, 0, false,
                     w == null ? new TensorOptional() : new TensorOptional(w), true);
             // get0() is a reference into the tuple: take a handle of our own before the tuple goes.
-            return Tensors.escape(s, outer, new Tensor(r.get0()));
+            return Scopes.escape(s, outer, new Tensor(r.get0()));
         }
     }
 
@@ -193,7 +194,7 @@ public final class CsrAggregation implements AutoCloseable {
             if (Tensors.type(w) == type) return w;
             return weights.computeIfAbsent(type, t -> {
                 try (PointerScope s = new PointerScope()) {
-                    return Tensors.own(w.to(t).contiguous());
+                    return Scopes.own(w.to(t).contiguous());
                 }
             });
         }

@@ -1,6 +1,6 @@
 package io.mn4j.gnn.nn;
 
-import io.mn4j.gnn.util.Tensors;
+import io.mn4j.tensor.Tensors;
 import java.util.SplittableRandom;
 import java.util.stream.IntStream;
 import org.bytedeco.javacpp.DoublePointer;

@@ -1,7 +1,7 @@
 package io.mn4j.gnn.nn;
 
 import io.mn4j.gnn.dist.GraphShardManager;
-import io.mn4j.gnn.util.Tensors;
+import io.mn4j.tensor.Scopes;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Module;
 import org.bytedeco.pytorch.Tensor;
@@ -33,7 +33,7 @@ public final class GATConv extends Module {
         PointerScope outer = PointerScope.getInnerScope();
         try (PointerScope scope = new PointerScope()) {
             Tensor h = x.matmul(weight);
-            return Tensors.escape(scope, outer, graph.aggregate(h, h, attention).add(bias));
+            return Scopes.escape(scope, outer, graph.aggregate(h, h, attention).add(bias));
         }
     }
 }

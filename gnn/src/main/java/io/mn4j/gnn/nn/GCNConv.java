@@ -2,7 +2,7 @@ package io.mn4j.gnn.nn;
 
 import io.mn4j.gnn.dist.EdgeNorm;
 import io.mn4j.gnn.dist.GraphShardManager;
-import io.mn4j.gnn.util.Tensors;
+import io.mn4j.tensor.Scopes;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Module;
 import org.bytedeco.pytorch.Tensor;
@@ -28,7 +28,7 @@ public final class GCNConv extends Module {
         // x·W and the raw sum are not needed by backward: released here, not when the caller's scope ends.
         PointerScope outer = PointerScope.getInnerScope();
         try (PointerScope scope = new PointerScope()) {
-            return Tensors.escape(scope, outer, graph.aggregate(x.matmul(weight), EdgeNorm.GCN).add(bias));
+            return Scopes.escape(scope, outer, graph.aggregate(x.matmul(weight), EdgeNorm.GCN).add(bias));
         }
     }
 }

@@ -2,7 +2,7 @@ package io.mn4j.gnn.nn;
 
 import io.mn4j.gnn.dist.GraphShardManager;
 import io.mn4j.gnn.sampling.Block;
-import io.mn4j.gnn.util.Tensors;
+import io.mn4j.tensor.Scopes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -124,7 +124,7 @@ public final class GnnModel extends Module {
                     h = kind == Kind.GAT ? torch.elu_(h) : torch.relu(h);
                 }
             }
-            return Tensors.escape(scope, outer, h);
+            return Scopes.escape(scope, outer, h);
         }
     }
 }

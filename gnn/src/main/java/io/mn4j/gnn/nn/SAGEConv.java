@@ -3,7 +3,7 @@ package io.mn4j.gnn.nn;
 import io.mn4j.gnn.dist.EdgeNorm;
 import io.mn4j.gnn.dist.GraphShardManager;
 import io.mn4j.gnn.sampling.Block;
-import io.mn4j.gnn.util.Tensors;
+import io.mn4j.tensor.Scopes;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Module;
 import org.bytedeco.pytorch.Tensor;
@@ -35,7 +35,7 @@ public final class SAGEConv extends Module {
             Tensor neighbours = transformFirst
                     ? graph.aggregate(x.matmul(weightNeighbours), EdgeNorm.MEAN)
                     : graph.aggregate(x, EdgeNorm.MEAN).matmul(weightNeighbours);
-            return Tensors.escape(scope, outer, neighbours.add(bias).add(x.matmul(weightRoot)));
+            return Scopes.escape(scope, outer, neighbours.add(bias).add(x.matmul(weightRoot)));
         }
     }
 
@@ -49,7 +49,7 @@ public final class SAGEConv extends Module {
             Tensor neighbours = transformFirst
                     ? block.mean(xSrc.matmul(weightNeighbours))
                     : block.mean(xSrc).matmul(weightNeighbours);
-            return Tensors.escape(scope, outer, neighbours.add(bias).add(block.dst(xSrc).matmul(weightRoot)));
+            return Scopes.escape(scope, outer, neighbours.add(bias).add(block.dst(xSrc).matmul(weightRoot)));
         }
     }
 }

@@ -1,7 +1,7 @@
 package io.mn4j.gnn.partition;
 
 import io.mn4j.gnn.graph.Csr;
-import io.mn4j.gnn.util.Tensors;
+import io.mn4j.tensor.Scopes;
 import org.bytedeco.pytorch.Tensor;
 
 /**
@@ -21,13 +21,13 @@ public final class PartitionData implements AutoCloseable {
             Tensor valMask, Tensor testMask) {
         this.metadata = metadata;
         this.part = part;
-        this.originalIds = Tensors.own(originalIds);
+        this.originalIds = Scopes.own(originalIds);
         this.adjacency = adjacency;
-        this.features = Tensors.own(features);
-        this.labels = Tensors.own(labels);
-        this.trainMask = Tensors.own(trainMask);
-        this.valMask = Tensors.own(valMask);
-        this.testMask = Tensors.own(testMask);
+        this.features = Scopes.own(features);
+        this.labels = Scopes.own(labels);
+        this.trainMask = Scopes.own(trainMask);
+        this.valMask = Scopes.own(valMask);
+        this.testMask = Scopes.own(testMask);
     }
 
     public PartitionMetadata metadata() { return metadata; }
@@ -88,7 +88,7 @@ public final class PartitionData implements AutoCloseable {
     @Override
     public void close() {
         adjacency.close();
-        Tensors.closeAll(originalIds, features, labels, trainMask, valMask, testMask);
+        Scopes.closeAll(originalIds, features, labels, trainMask, valMask, testMask);
     }
 
     @Override

@@ -2,7 +2,7 @@ package io.mn4j.gnn.partition;
 
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.io.Npy;
-import io.mn4j.gnn.util.Tensors;
+import io.mn4j.tensor.Tensors;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

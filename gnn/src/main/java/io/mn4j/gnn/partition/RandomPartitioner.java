@@ -1,7 +1,7 @@
 package io.mn4j.gnn.partition;
 
 import io.mn4j.gnn.graph.Graph;
-import io.mn4j.gnn.util.Permutations;
+import io.mn4j.iterators.Permutations;
 
 /**
  * A uniformly random balanced assignment: a seeded random permutation of the nodes dealt out

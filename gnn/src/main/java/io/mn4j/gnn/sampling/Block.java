@@ -2,7 +2,7 @@ package io.mn4j.gnn.sampling;
 
 import io.mn4j.gnn.graph.Csr;
 import io.mn4j.gnn.kernel.CsrAggregation;
-import io.mn4j.gnn.util.Tensors;
+import io.mn4j.tensor.Tensors;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Tensor;
 

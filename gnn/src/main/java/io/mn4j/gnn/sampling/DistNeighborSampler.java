@@ -2,8 +2,8 @@ package io.mn4j.gnn.sampling;
 
 import io.mn4j.communicator.Communicator;
 import io.mn4j.gnn.graph.Csr;
-import io.mn4j.gnn.util.Agreement;
-import io.mn4j.gnn.util.Tensors;
+import io.mn4j.communicator.Agreement;
+import io.mn4j.tensor.Tensors;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -48,7 +48,7 @@ public final class DistNeighborSampler {
      * @param fanouts      neighbours per node and hop, from the seeds outwards (-1: all); one hop
      *                     per layer of the model
      * @param seed         seed of the sampling
-     * @throws io.mn4j.gnn.util.JobInputException on every rank when any rank's arguments are wrong
+     * @throws io.mn4j.communicator.JobInputException on every rank when any rank's arguments are wrong
      *     (naming the rank and what), or when the ranks pass different offsets or fanouts
      */
     public DistNeighborSampler(Communicator comm, long[] offsets, Csr localInEdges, int[] fanouts, long seed) {
@@ -100,7 +100,7 @@ public final class DistNeighborSampler {
      * the given order. {@code round} tells batches apart: the same seeds in the same round give
      * the same sample. Collective: every rank passes the same round (with seeds of its own).
      *
-     * @throws io.mn4j.gnn.util.JobInputException on every rank if any rank's seeds are out of
+     * @throws io.mn4j.communicator.JobInputException on every rank if any rank's seeds are out of
      *     range or repeat, naming the rank and the seed, or if the ranks pass different rounds
      */
     public Sample sample(long[] seeds, long round) {

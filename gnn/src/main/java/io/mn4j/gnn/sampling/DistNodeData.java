@@ -1,8 +1,8 @@
 package io.mn4j.gnn.sampling;
 
 import io.mn4j.communicator.Communicator;
-import io.mn4j.gnn.util.Agreement;
-import io.mn4j.gnn.util.Tensors;
+import io.mn4j.communicator.Agreement;
+import io.mn4j.tensor.Tensors;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -22,7 +22,7 @@ public final class DistNodeData {
 
     /**
      * @param local this rank's rows, [owned nodes, ...] (the caller keeps it open while this is used)
-     * @throws io.mn4j.gnn.util.JobInputException on every rank when any rank's rows do not match
+     * @throws io.mn4j.communicator.JobInputException on every rank when any rank's rows do not match
      *     the nodes it owns, or the ranks pass different offsets
      */
     public DistNodeData(Communicator comm, long[] offsets, Tensor local) {

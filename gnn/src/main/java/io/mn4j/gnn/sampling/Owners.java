@@ -2,7 +2,7 @@ package io.mn4j.gnn.sampling;
 
 import io.mn4j.communicator.Communicator;
 import io.mn4j.gnn.partition.PartitionMetadata;
-import io.mn4j.gnn.util.Tensors;
+import io.mn4j.tensor.Tensors;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;

@@ -1,5 +1,6 @@
 package io.mn4j.gnn.train;
 
+import io.mn4j.iterators.EpochStats;
 import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.ReduceOp;
 import io.mn4j.gnn.dist.GraphShardManager;
@@ -57,7 +58,7 @@ public final class FullGraphTrainer implements Trainer {
         double[] acc = evaluate();
         double seconds = (System.nanoTime() - t0) / 1e9;
         long bytes = comm.stats().totalBytesSent() + graph.communicator().stats().totalBytesSent() - bytes0;
-        return new EpochStats(++epoch, totalLoss, acc[0], acc[1], acc[2], seconds, bytes);
+        return new EpochStats(++epoch, totalLoss, acc[0], acc[1], Double.NaN, acc[2], seconds, Double.NaN, bytes);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.mn4j.gnn.train;
 
+import io.mn4j.iterators.EpochStats;
 import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.ReduceOp;
 import io.mn4j.gnn.dist.GraphShardManager;
@@ -8,9 +9,9 @@ import io.mn4j.gnn.nn.GnnModel;
 import io.mn4j.gnn.sampling.DistNeighborSampler;
 import io.mn4j.gnn.sampling.DistNodeData;
 import io.mn4j.gnn.sampling.Sample;
-import io.mn4j.gnn.util.Agreement;
-import io.mn4j.gnn.util.Permutations;
-import io.mn4j.gnn.util.Tensors;
+import io.mn4j.communicator.Agreement;
+import io.mn4j.iterators.Permutations;
+import io.mn4j.tensor.Tensors;
 import java.util.Arrays;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Optimizer;
@@ -56,7 +57,7 @@ public final class MiniBatchTrainer implements Trainer {
      * @param sampler   samples one hop per layer of {@code model}, on the same partitions as {@code graph}
      * @param batchSize seeds per rank and batch
      * @param seed      seed of the epochs' shuffles
-     * @throws io.mn4j.gnn.util.JobInputException on every rank when a rank's batch size is below 1,
+     * @throws io.mn4j.communicator.JobInputException on every rank when a rank's batch size is below 1,
      *     or when the ranks pass different batch sizes or seeds, or a shard manager on some ranks only
      */
     public MiniBatchTrainer(Communicator comm, GraphShardManager graph, GnnModel model, Optimizer optimizer, LocalNodes nodes,
@@ -113,7 +114,7 @@ public final class MiniBatchTrainer implements Trainer {
         double loss = trainEpoch();
         double[] acc = evaluate();
         double seconds = (System.nanoTime() - t0) / 1e9;
-        return new EpochStats(epoch, loss, acc[0], acc[1], acc[2], seconds, bytesSent() - bytes0);
+        return new EpochStats(epoch, loss, acc[0], acc[1], Double.NaN, acc[2], seconds, Double.NaN, bytesSent() - bytes0);
     }
 
     /** Bytes this rank has sent, sampling and training (on {@code comm}) and evaluating (on the graph's own communicator). */

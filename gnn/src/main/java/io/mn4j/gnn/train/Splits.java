@@ -5,8 +5,8 @@ import io.mn4j.communicator.ReduceOp;
 import io.mn4j.gnn.dist.GraphShardManager;
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.nn.GnnModel;
-import io.mn4j.gnn.util.Agreement;
-import io.mn4j.gnn.util.Tensors;
+import io.mn4j.communicator.Agreement;
+import io.mn4j.tensor.Tensors;
 import java.util.Arrays;
 import org.bytedeco.pytorch.LongOptional;
 import org.bytedeco.pytorch.NoGradGuard;
@@ -35,7 +35,7 @@ final class Splits {
      * Collective (counts the training nodes of every rank).
      *
      * @param classes the model's outputs: labels must lie in {@code [0, classes)} unless unlabelled
-     * @throws io.mn4j.gnn.util.JobInputException on every rank when any rank's nodes are
+     * @throws io.mn4j.communicator.JobInputException on every rank when any rank's nodes are
      *     inconsistent (rows of features, labels and masks) or have a label out of range, naming
      *     the rank; a label the loss could not take would otherwise fail on that rank alone and
      *     leave the others waiting in the gradient sum

@@ -1,5 +1,7 @@
 package io.mn4j.gnn.train;
 
+import io.mn4j.iterators.EpochStats;
+
 /** A way to train a model on a partitioned graph, epoch by epoch. Collective: every rank calls the same methods in the same order. */
 public interface Trainer {
     /** One epoch of training, then an evaluation of every split. */

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
-import io.mn4j.gnn.util.Tensors;
+import io.mn4j.tensor.Tensors;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.global.torch.ScalarType;
 import org.junit.jupiter.api.Test;

@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.mn4j.gnn.io.EdgeListReader;
-import io.mn4j.gnn.util.Tensors;
+import io.mn4j.tensor.Tensors;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

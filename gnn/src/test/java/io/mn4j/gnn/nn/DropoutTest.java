@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.mn4j.gnn.util.Tensors;
+import io.mn4j.tensor.Tensors;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;

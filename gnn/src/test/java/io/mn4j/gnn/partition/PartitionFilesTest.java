@@ -12,7 +12,7 @@ import io.mn4j.gnn.graph.SyntheticGraphs;
 import io.mn4j.gnn.io.Npy;
 import io.mn4j.gnn.io.CoraFile;
 import io.mn4j.gnn.io.NpzGraphReader;
-import io.mn4j.gnn.util.Tensors;
+import io.mn4j.tensor.Tensors;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

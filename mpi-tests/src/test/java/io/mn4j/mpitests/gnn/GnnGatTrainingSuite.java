@@ -3,7 +3,7 @@ package io.mn4j.mpitests.gnn;
 import io.mn4j.communicator.Communicator;
 import io.mn4j.examples.gnn.GnnRun;
 import io.mn4j.gnn.dist.AggregationMode;
-import io.mn4j.gnn.train.EpochStats;
+import io.mn4j.iterators.EpochStats;
 import io.mn4j.mpitests.Check;
 import io.mn4j.mpitests.Scenario;
 import java.io.IOException;
@@ -43,8 +43,8 @@ public class GnnGatTrainingSuite extends GnnTrainingSuite {
         RUNS.put(mode, epochs);
         report(c, "GAT Cora " + mode, epochs);
         EpochStats best = bestValidation(epochs);
-        check.isTrue("test accuracy at the best validation epoch >= 79%", best.testAcc() >= 0.79,
-                "test accuracy " + best.testAcc() + " at epoch " + best.epoch() + " (val " + best.valAcc() + ")");
+        check.isTrue("test accuracy at the best validation epoch >= 79%", best.testAccuracy() >= 0.79,
+                "test accuracy " + best.testAccuracy() + " at epoch " + best.epoch() + " (val " + best.validationAccuracy() + ")");
     }
 
     private static void pipelinedLosses(Communicator c, Check check) {
@@ -55,13 +55,13 @@ public class GnnGatTrainingSuite extends GnnTrainingSuite {
         if (exact == null || sar == null || pipelined == null) {
             return;
         }
-        check.close("loss of epoch 1", exact.get(0).loss(), pipelined.get(0).loss(), 1e-4);
+        check.close("loss of epoch 1", exact.get(0).trainLoss(), pipelined.get(0).trainLoss(), 1e-4);
         // One-shot is pipelined without staleness; SAR against it shows how far two exact
         // computations drift apart in rounding alone.
         double stale = 0, rounding = 0;
         for (int e = 1; e < LOSS_EPOCHS; e++) {
-            stale = Math.max(stale, Math.abs(exact.get(e).loss() - pipelined.get(e).loss()));
-            rounding = Math.max(rounding, Math.abs(exact.get(e).loss() - sar.get(e).loss()));
+            stale = Math.max(stale, Math.abs(exact.get(e).trainLoss() - pipelined.get(e).trainLoss()));
+            rounding = Math.max(rounding, Math.abs(exact.get(e).trainLoss() - sar.get(e).trainLoss()));
         }
         String diffs = String.format(java.util.Locale.ROOT, "largest difference of the losses of epochs 2-%d from ONE_SHOT's: PIPELINED %.3g, SAR %.3g",
                 LOSS_EPOCHS, stale, rounding);
@@ -84,7 +84,7 @@ public class GnnGatTrainingSuite extends GnnTrainingSuite {
                 continue;
             }
             for (int e = 0; e < LOSS_EPOCHS; e++) {
-                check.close(mode + " vs SAR, loss of epoch " + (e + 1), sar.get(e).loss(), other.get(e).loss(), 1e-4);
+                check.close(mode + " vs SAR, loss of epoch " + (e + 1), sar.get(e).trainLoss(), other.get(e).trainLoss(), 1e-4);
             }
         }
     }

@@ -11,7 +11,7 @@ import io.mn4j.gnn.nn.GATConv;
 import io.mn4j.gnn.nn.GCNConv;
 import io.mn4j.gnn.nn.GnnModel;
 import io.mn4j.gnn.nn.SAGEConv;
-import io.mn4j.gnn.train.EpochStats;
+import io.mn4j.iterators.EpochStats;
 import io.mn4j.gnn.train.FullGraphTrainer;
 import io.mn4j.gnn.train.LocalNodes;
 import io.mn4j.mpitests.Check;
@@ -357,10 +357,10 @@ public class GnnLayerSuite implements ScenarioSuite {
                 new SGD(model.parameters(), new SGDOptions(0.0)),
                 new LocalNodes(g.slice(x, r), g.slice(labels, r), g.slice(splits[0], r), g.slice(splits[1], r), g.slice(splits[2], r)));
         EpochStats first = trainer.epoch();
-        check.close("loss", expectedLoss, first.loss(), 1e-9);
-        check.close("train accuracy", expectedAccuracy[0], first.trainAcc(), 1e-12);
-        check.close("val accuracy", expectedAccuracy[1], first.valAcc(), 1e-12);
-        check.close("test accuracy", expectedAccuracy[2], first.testAcc(), 1e-12);
+        check.close("loss", expectedLoss, first.trainLoss(), 1e-9);
+        check.close("train accuracy", expectedAccuracy[0], first.trainAccuracy(), 1e-12);
+        check.close("val accuracy", expectedAccuracy[1], first.validationAccuracy(), 1e-12);
+        check.close("test accuracy", expectedAccuracy[2], first.testAccuracy(), 1e-12);
     }
 
     static Tensor gcnRef(RandomPartitionedGraph g, Tensor x, TensorVector p) {

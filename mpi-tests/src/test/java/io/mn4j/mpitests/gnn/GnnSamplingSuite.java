@@ -7,15 +7,15 @@ import io.mn4j.gnn.sampling.Block;
 import io.mn4j.gnn.sampling.DistNeighborSampler;
 import io.mn4j.gnn.sampling.DistNodeData;
 import io.mn4j.gnn.sampling.Sample;
-import io.mn4j.gnn.train.EpochStats;
+import io.mn4j.iterators.EpochStats;
 import io.mn4j.gnn.train.FullGraphTrainer;
 import io.mn4j.gnn.train.LocalNodes;
 import io.mn4j.gnn.train.MiniBatchTrainer;
 import io.mn4j.gnn.train.Trainer;
-import io.mn4j.gnn.util.Tensors;
 import io.mn4j.mpitests.Check;
 import io.mn4j.mpitests.Scenario;
 import io.mn4j.mpitests.ScenarioSuite;
+import io.mn4j.tensor.Tensors;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -269,9 +269,9 @@ public class GnnSamplingSuite implements ScenarioSuite {
             MiniBatchTrainer t = (MiniBatchTrainer) sgdTrainer(c, graph, m, nodes(g, x, g.offsets[c.rank()], g.rows(c.rank())), sampler, N);
             check.equal("batches per epoch", 1, t.batchesPerEpoch());
             EpochStats got = t.epoch();
-            check.close("loss", want.loss(), got.loss(), 1e-12);
-            check.close("train accuracy after the step", want.trainAcc(), got.trainAcc(), 0);
-            check.close("test accuracy after the step", want.testAcc(), got.testAcc(), 0);
+            check.close("loss", want.trainLoss(), got.trainLoss(), 1e-12);
+            check.close("train accuracy after the step", want.trainAccuracy(), got.trainAccuracy(), 0);
+            check.close("test accuracy after the step", want.testAccuracy(), got.testAccuracy(), 0);
             TensorVector p = m.parameters(), q = ref.parameters();
             for (long i = 0; i < p.size(); i++) {
                 check.tensorsClose("parameter " + i + " after the step", q.get(i), p.get(i), 1e-12);
@@ -289,9 +289,9 @@ public class GnnSamplingSuite implements ScenarioSuite {
             MiniBatchTrainer t = (MiniBatchTrainer) sgdTrainer(c, graph, m, nodes, sampler, 2);
             long most = c.allreduce(nodes.train().sum(), io.mn4j.communicator.ReduceOp.MAX).item_long();
             check.equal("batches per epoch: the most training nodes of a rank over 2", (int) ((most + 1) / 2), t.batchesPerEpoch());
-            double first = t.epoch().loss(), last = first;
+            double first = t.epoch().trainLoss(), last = first;
             for (int e = 0; e < 15; e++) {
-                last = t.epoch().loss();
+                last = t.epoch().trainLoss();
             }
             check.isTrue("loss falls over 16 epochs", last < 0.8 * first, "first " + first + ", last " + last);
         }

@@ -7,7 +7,7 @@ import io.mn4j.gnn.dist.AggregationMode;
 import io.mn4j.gnn.nn.GnnModel;
 import io.mn4j.gnn.partition.PartitionData;
 import io.mn4j.gnn.partition.PartitionReader;
-import io.mn4j.gnn.train.EpochStats;
+import io.mn4j.iterators.EpochStats;
 import io.mn4j.mpitests.Check;
 import io.mn4j.mpitests.Scenario;
 import io.mn4j.mpitests.ScenarioSuite;
@@ -80,8 +80,8 @@ public class GnnTrainingSuite implements ScenarioSuite {
         s.put("SAGE with sampled mini-batches: ranks without training nodes take part without hanging, the loss falls", (c, check) -> {
             List<EpochStats> epochs = train(c, TrainingData.noTrain(c.size()), small(GnnModel.Kind.SAGE, AggregationMode.SAR)
                     .withSampling(new GnnRun.Sampling(new int[] {4, 4}, 8)), EDGE_CASE_EPOCHS);
-            check.isTrue("losses are finite and fall", epochs.stream().allMatch(e -> Double.isFinite(e.loss()))
-                    && last(epochs).loss() < epochs.get(0).loss(), "losses " + losses(epochs));
+            check.isTrue("losses are finite and fall", epochs.stream().allMatch(e -> Double.isFinite(e.trainLoss()))
+                    && last(epochs).trainLoss() < epochs.get(0).trainLoss(), "losses " + losses(epochs));
         });
         s.put("GCN on Cora without dropout: losses for the comparison across rank counts", GnnTrainingSuite::gcnCoraLosses);
         for (GnnModel.Kind kind : new GnnModel.Kind[] {GnnModel.Kind.GCN, GnnModel.Kind.GAT}) {
@@ -96,8 +96,8 @@ public class GnnTrainingSuite implements ScenarioSuite {
                     (c, check) -> matchesOneProcess(c, check, TrainingData::isolated, small(kind, AggregationMode.PIPELINED)));
             s.put(kind + " PIPELINED: ranks without training nodes train without hanging, the loss falls", (c, check) -> {
                 List<EpochStats> epochs = train(c, TrainingData.noTrain(c.size()), small(kind, AggregationMode.PIPELINED), EDGE_CASE_EPOCHS);
-                check.isTrue("losses are finite and fall", epochs.stream().allMatch(e -> Double.isFinite(e.loss()))
-                        && last(epochs).loss() < epochs.get(0).loss(), "losses " + losses(epochs));
+                check.isTrue("losses are finite and fall", epochs.stream().allMatch(e -> Double.isFinite(e.trainLoss()))
+                        && last(epochs).trainLoss() < epochs.get(0).trainLoss(), "losses " + losses(epochs));
             });
         }
         return s;
@@ -140,18 +140,18 @@ public class GnnTrainingSuite implements ScenarioSuite {
                 : config.mode()) + (smoothing > 0 ? " smoothing " + smoothing : "");
         report(c, String.format(Locale.ROOT, what + " (rank 0 RSS %.0f MiB after epoch %d, at most %.0f MiB after, %+.1f KiB per epoch)",
                 settled / 1048576.0, RSS_FROM, peak / 1048576.0, slope / 1024), epochs);
-        check.isTrue("test accuracy at the best validation epoch >= " + Math.round(100 * threshold) + "%", best.testAcc() >= threshold,
-                "test accuracy " + best.testAcc() + " at epoch " + best.epoch() + " (val " + best.valAcc() + ")");
-        check.isTrue("training loss falls", last(epochs).loss() < epochs.get(0).loss() / 2,
-                "loss " + epochs.get(0).loss() + " -> " + last(epochs).loss());
+        check.isTrue("test accuracy at the best validation epoch >= " + Math.round(100 * threshold) + "%", best.testAccuracy() >= threshold,
+                "test accuracy " + best.testAccuracy() + " at epoch " + best.epoch() + " (val " + best.validationAccuracy() + ")");
+        check.isTrue("training loss falls", last(epochs).trainLoss() < epochs.get(0).trainLoss() / 2,
+                "loss " + epochs.get(0).trainLoss() + " -> " + last(epochs).trainLoss());
     }
 
     private static void gcnCoraLosses(Communicator c, Check check) throws IOException {
         List<EpochStats> epochs = train(c, TrainingData.cora(c.size()),
                 GnnRun.Config.gcnCora(AggregationMode.SAR, 1).withDropout(0), LOSS_EPOCHS);
         check.equal("epochs", LOSS_EPOCHS, epochs.size());
-        check.isTrue("losses are finite and fall", epochs.stream().allMatch(e -> Double.isFinite(e.loss()))
-                && last(epochs).loss() < epochs.get(0).loss(), "losses " + losses(epochs));
+        check.isTrue("losses are finite and fall", epochs.stream().allMatch(e -> Double.isFinite(e.trainLoss()))
+                && last(epochs).trainLoss() < epochs.get(0).trainLoss(), "losses " + losses(epochs));
         if (c.rank() == 0) {
             Files.writeString(TrainingData.result("gcn-losses-np" + c.size() + ".txt"), losses(epochs) + "\n", StandardCharsets.UTF_8);
         }
@@ -171,11 +171,11 @@ public class GnnTrainingSuite implements ScenarioSuite {
         for (int e = 0; e < Math.min(ref.size(), dist.size()); e++) {
             EpochStats a = ref.get(e);
             EpochStats b = dist.get(e);
-            check.close("loss of epoch " + (e + 1), a.loss(), b.loss(), 1e-4);
-            check.close("train accuracy of epoch " + (e + 1), a.trainAcc(), b.trainAcc(), 0.005);
-            check.close("test accuracy of epoch " + (e + 1), a.testAcc(), b.testAcc(), 0.005);
+            check.close("loss of epoch " + (e + 1), a.trainLoss(), b.trainLoss(), 1e-4);
+            check.close("train accuracy of epoch " + (e + 1), a.trainAccuracy(), b.trainAccuracy(), 0.005);
+            check.close("test accuracy of epoch " + (e + 1), a.testAccuracy(), b.testAccuracy(), 0.005);
         }
-        check.isTrue("the loss falls", last(dist).loss() < dist.get(0).loss(), "losses " + losses(dist));
+        check.isTrue("the loss falls", last(dist).trainLoss() < dist.get(0).trainLoss(), "losses " + losses(dist));
     }
 
     /** Loads this rank's partition of {@code dir}, trains {@code epochs} epochs, returns every epoch's numbers. */
@@ -193,7 +193,7 @@ public class GnnTrainingSuite implements ScenarioSuite {
     static EpochStats bestValidation(List<EpochStats> epochs) {
         EpochStats best = epochs.get(0);
         for (EpochStats e : epochs) {
-            if (e.valAcc() > best.valAcc()) {
+            if (e.validationAccuracy() > best.validationAccuracy()) {
                 best = e;
             }
         }
@@ -205,7 +205,7 @@ public class GnnTrainingSuite implements ScenarioSuite {
     }
 
     static String losses(List<EpochStats> epochs) {
-        return epochs.stream().map(e -> String.format(Locale.ROOT, "%.9g", e.loss())).collect(Collectors.joining(","));
+        return epochs.stream().map(e -> String.format(Locale.ROOT, "%.9g", e.trainLoss())).collect(Collectors.joining(","));
     }
 
     /** Rank 0 appends the run's accuracy and time to the results summary the JUnit side prints. */
@@ -217,7 +217,7 @@ public class GnnTrainingSuite implements ScenarioSuite {
         double seconds = epochs.stream().mapToDouble(EpochStats::seconds).sum();
         String line = String.format(Locale.ROOT,
                 "np=%d %s, %d epochs: test accuracy %.2f%% at the best validation epoch %d (val %.2f%%), final test %.2f%%, %.1f s training",
-                c.size(), what, epochs.size(), 100 * best.testAcc(), best.epoch(), 100 * best.valAcc(), 100 * last(epochs).testAcc(), seconds);
+                c.size(), what, epochs.size(), 100 * best.testAccuracy(), best.epoch(), 100 * best.validationAccuracy(), 100 * last(epochs).testAccuracy(), seconds);
         Files.writeString(TrainingData.result("summary.txt"), line + "\n", StandardCharsets.UTF_8, StandardOpenOption.CREATE,
                 StandardOpenOption.APPEND);
     }

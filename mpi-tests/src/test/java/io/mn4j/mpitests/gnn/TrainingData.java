@@ -6,7 +6,7 @@ import io.mn4j.gnn.graph.SyntheticGraphs;
 import io.mn4j.gnn.partition.MetisPartitioner;
 import io.mn4j.gnn.partition.PartitionWriter;
 import io.mn4j.gnn.partition.Partitioners;
-import io.mn4j.gnn.util.Tensors;
+import io.mn4j.tensor.Tensors;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

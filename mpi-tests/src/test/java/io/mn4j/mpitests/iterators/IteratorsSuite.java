@@ -279,10 +279,11 @@ public class IteratorsSuite implements ScenarioSuite {
                 return;
             }
             check.throwsWith("scatterIndices", () -> Datasets.scatterIndices(ramp(n, 0), c),
-                    "ranks disagree on the data set length", others, want);
+                    "every rank must have the same data set length in scatterIndices", others, want);
             check.throwsWith("SynchronizedIterator", () -> SynchronizedIterator.create(ramp(n, 0), 2, true, 1, c),
-                    "ranks disagree on the data set length", want);
-            check.throwsWith("scatterIndex", () -> Datasets.scatterIndex(n, c, true), "ranks disagree", want);
+                    "every rank must have the same data set length in SynchronizedIterator", want);
+            check.throwsWith("scatterIndex", () -> Datasets.scatterIndex(n, c, true),
+                    "every rank must have the same number of examples in scatterIndex", want);
             int bs = c.rank() == c.size() - 1 ? N + 5 : 2;
             check.throwsWith("SynchronizedIterator batch larger than the data set on one rank",
                     () -> SynchronizedIterator.create(ramp(N, 0), bs, true, 1, c),

@@ -1,6 +1,5 @@
-package io.mn4j.gnn.util;
+package io.mn4j.tensor;
 
-import io.mn4j.communicator.Shapes;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
@@ -9,7 +8,6 @@ import org.bytedeco.javacpp.DoublePointer;
 import org.bytedeco.javacpp.FloatPointer;
 import org.bytedeco.javacpp.IntPointer;
 import org.bytedeco.javacpp.LongPointer;
-import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorOptions;
@@ -17,8 +15,8 @@ import org.bytedeco.pytorch.global.torch;
 import org.bytedeco.pytorch.global.torch.ScalarType;
 
 /**
- * Conversions between Java primitive arrays and contiguous CPU LibTorch tensors, and small helpers
- * for tensor handles.
+ * Conversions between Java primitive arrays and contiguous CPU LibTorch tensors, and tensors'
+ * shapes and dtypes read cheaply: the one home of these helpers for every mn4j module.
  *
  * <p>All copies go through JavaCPP's bulk {@code put/get} on the tensor's own memory, so they cost
  * one memcpy. Tensors with no elements never touch {@code data_ptr()} (it is null for them).
@@ -36,8 +34,21 @@ public final class Tensors {
         return torch.zeros(shape, new TensorOptions(type));
     }
 
+    /** A tensor of the given shape and dtype whose bytes are a copy of {@code data} (native order). */
+    public static Tensor fromBytes(byte[] data, ScalarType type, long... shape) {
+        Tensor t = empty(type, shape);
+        if (t.nbytes() != data.length) {
+            long nbytes = t.nbytes();
+            t.close();
+            throw new IllegalArgumentException("expected " + nbytes + " bytes for " + type + Arrays.toString(shape)
+                    + " but got " + data.length);
+        }
+        if (data.length > 0) new BytePointer(t.data_ptr()).put(data, 0, data.length);
+        return t;
+    }
+
     /** An int64 tensor of shape [a.length] holding a copy of {@code a}. */
-    public static Tensor longs(long[] a) {
+    public static Tensor longs(long... a) {
         Tensor t = empty(ScalarType.Long, a.length);
         if (a.length > 0) new LongPointer(t.data_ptr()).put(a, 0, a.length);
         return t;
@@ -179,9 +190,36 @@ public final class Tensors {
         throw new IllegalArgumentException("unknown scalar type value " + v);
     }
 
-    /** The shape of {@code t}. */
+    /**
+     * The sizes of {@code t}, one per dimension (empty for a 0-d tensor). Read with {@code dim()}
+     * and {@code size(i)}: {@code sizes().vec()} makes two native objects per call, which costs
+     * on paths that run once per message.
+     */
     public static long[] shape(Tensor t) {
-        return Shapes.of(t);
+        int ndim = (int) t.dim();
+        long[] shape = new long[ndim];
+        for (int i = 0; i < ndim; i++) {
+            shape[i] = t.size(i);
+        }
+        return shape;
+    }
+
+    /** True if {@code t} has exactly the sizes {@code shape}. */
+    public static boolean hasShape(Tensor t, long[] shape) {
+        if (t.dim() != shape.length) {
+            return false;
+        }
+        for (int i = 0; i < shape.length; i++) {
+            if (t.size(i) != shape[i]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** dtype and shape as text, for error messages, e.g. {@code Float[2708, 1433]}; "null" for null. */
+    public static String describe(Tensor t) {
+        return t == null ? "null" : t.scalar_type() + Arrays.toString(shape(t));
     }
 
     /** The shape of {@code t} as text, for error messages, e.g. {@code [2708, 1433]}. */
@@ -201,58 +239,6 @@ public final class Tensors {
             throw new IllegalArgumentException("tensor of " + nb + " bytes is larger than one ByteBuffer; use slices");
         }
         return new BytePointer(t.data_ptr()).capacity(nb).asByteBuffer().order(ByteOrder.nativeOrder());
-    }
-
-    /**
-     * A new handle on the same tensor (no data copy) that belongs to no {@link PointerScope}: it lives
-     * until {@code close()} is called on it (or it is garbage collected). Used by objects that own
-     * tensors beyond the scope they were created in.
-     */
-    public static Tensor own(Tensor t) {
-        if (t == null) return null;
-        return unscoped(new Tensor(t));
-    }
-
-    /**
-     * Takes a just-created pointer out of the innermost {@link PointerScope} (if it was attached to
-     * it), so that only {@code close()} or the garbage collector release it.
-     */
-    public static <T extends Pointer> T unscoped(T p) {
-        PointerScope inner = PointerScope.getInnerScope();
-        if (inner != null && attaches(inner, p)) {
-            // detach() releases one reference and would free a pointer held by nothing else.
-            p.retainReference();
-            inner.detach(p);
-        }
-        return p;
-    }
-
-    private static boolean attaches(PointerScope s, Pointer p) {
-        Class<? extends Pointer>[] fc = s.forClasses();
-        if (fc == null || fc.length == 0) return true;
-        for (Class<? extends Pointer> c : fc) if (c.isInstance(p)) return true;
-        return false;
-    }
-
-    /**
-     * Moves {@code t} out of {@code inner} (a scope opened by the caller for its temporaries) into
-     * {@code outer} (the scope that was innermost before, or null), so the result of a method follows
-     * its caller's scope like any other tensor it creates.
-     */
-    public static <T extends Pointer> T escape(PointerScope inner, PointerScope outer, T t) {
-        // detach() releases one reference: hold one more so the handle survives the move.
-        t.retainReference();
-        inner.detach(t);
-        if (outer != null) {
-            outer.attach(t);
-            t.releaseReference();
-        }
-        return t;
-    }
-
-    /** Closes every non-null tensor handle given. */
-    public static void closeAll(Tensor... ts) {
-        for (Tensor t : ts) if (t != null) t.close();
     }
 
     private static int checkedLength(Tensor t) {

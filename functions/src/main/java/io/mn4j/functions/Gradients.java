@@ -1,35 +1,15 @@
 package io.mn4j.functions;
 
-import io.mn4j.communicator.Shapes;
+import io.mn4j.communicator.CommunicationException;
+import io.mn4j.tensor.Tensors;
 import java.util.Arrays;
-import org.bytedeco.javacpp.LongPointer;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.global.torch;
 
-/** Small tensor helpers of the functions. */
-final class Tensors {
-    private Tensors() {
-    }
-
-    /** A new int64 vector holding {@code values}. */
-    static Tensor longs(long... values) {
-        Tensor t = torch.empty(new long[] {values.length}, new TensorOptions(torch.ScalarType.Long), null);
-        if (values.length > 0) {
-            new LongPointer(t.data_ptr()).capacity(values.length).put(values);
-        }
-        return t;
-    }
-
-    /** The values of an int64 tensor. */
-    static long[] toLongs(Tensor t) {
-        Tensor c = t.to(torch.ScalarType.Long).contiguous();
-        long n = c.numel();
-        long[] out = new long[(int) n];
-        if (n > 0) {
-            new LongPointer(c.data_ptr()).capacity(n).get(out);
-        }
-        return out;
+/** How gradients travel between ranks: which tensors carry one, and the zero-gradient marker. */
+final class Gradients {
+    private Gradients() {
     }
 
     /** Floating point or complex: the dtypes that carry gradients. */
@@ -52,9 +32,9 @@ final class Tensors {
         if (g.numel() == 0) {
             return null;
         }
-        if (!Shapes.matches(g, expectedShape)) {
-            throw new io.mn4j.communicator.CommunicationException(context + ": received a gradient of shape "
-                    + Arrays.toString(Shapes.of(g)) + " for a tensor of shape " + Arrays.toString(expectedShape));
+        if (!Tensors.hasShape(g, expectedShape)) {
+            throw new CommunicationException(context + ": received a gradient of shape "
+                    + Tensors.shapeString(g) + " for a tensor of shape " + Arrays.toString(expectedShape));
         }
         return g;
     }
@@ -66,9 +46,5 @@ final class Tensors {
             n *= s;
         }
         return n <= 1 ? torch.zeros(shape, new TensorOptions(dtype)) : null;
-    }
-
-    static String shape(Tensor t) {
-        return t == null ? "null" : t.scalar_type() + Arrays.toString(Shapes.of(t));
     }
 }

@@ -1,7 +1,7 @@
-package io.mn4j.gnn.dist;
+package io.mn4j.functions.autograd;
 
-import io.mn4j.functions.autograd.Pins;
-import io.mn4j.gnn.util.Tensors;
+import io.mn4j.tensor.Scopes;
+import io.mn4j.tensor.Tensors;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -37,15 +37,15 @@ import org.bytedeco.pytorch.TensorTensorHook;
  * proxies and the zero term are ordinary tensors of the caller's scope: autograd keeps what it
  * needs of them, so the caller may release them once the bridge is wired.
  */
-final class GradientBridge {
+public final class GradientBridge {
     /** Keeps bridges alive until their backward has run or their graph is gone. */
-    static final class Registry {
+    public static final class Registry {
         private final List<GradientBridge> live = new ArrayList<>();
         /** Tensors a hook returned: LibTorch copies them after the hook returns, so they are closed later. */
         private final ConcurrentLinkedQueue<Tensor> returned = new ConcurrentLinkedQueue<>();
 
         void releaseLater(Tensor t) {
-            returned.add(Tensors.unscoped(t));
+            returned.add(Scopes.unscoped(t));
         }
 
         /** Closes the handles of tensors earlier hooks returned (LibTorch holds its own references). */
@@ -66,7 +66,7 @@ final class GradientBridge {
             live.remove(b);
         }
 
-        synchronized int size() {
+        public synchronized int size() {
             return live.size();
         }
     }
@@ -87,7 +87,7 @@ final class GradientBridge {
     private boolean graphGone;
 
     /** A bridge for one or more inputs (features, parameters) that backward must reach. */
-    GradientBridge(Registry registry, Tensor... inputs) {
+    public GradientBridge(Registry registry, Tensor... inputs) {
         this.registry = registry;
         this.proxies = new Tensor[inputs.length];
         registry.drain();
@@ -109,7 +109,7 @@ final class GradientBridge {
      * Tensors only the backward reads (activations a hook recomputes from): the bridge closes them
      * when it leaves (its graph gone, no backward under way).
      */
-    synchronized void keep(Tensor... ts) {
+    public synchronized void keep(Tensor... ts) {
         for (Tensor t : ts) {
             if (t != null) {
                 kept.add(t);
@@ -163,7 +163,7 @@ final class GradientBridge {
     }
 
     /** {@code value} (computed without autograd) as a tensor whose gradient flows to the proxies. */
-    Tensor attach(Tensor value) {
+    public Tensor attach(Tensor value) {
         return value.add(zero);
     }
 
@@ -172,12 +172,12 @@ final class GradientBridge {
      * own on the engine's tensor, not a copy (the extra reference keeps autograd from accumulating
      * into it in place). The sink closes it when done.
      */
-    void onGrad(Tensor t, Consumer<Tensor> sink) {
+    public void onGrad(Tensor t, Consumer<Tensor> sink) {
         // Hooks outlive the caller's PointerScope (they run in backward): keep them out of it.
-        TensorTensorHook hook = Tensors.unscoped(new TensorTensorHook() {
+        TensorTensorHook hook = Scopes.unscoped(new TensorTensorHook() {
             @Override
             public TensorBase call(TensorBase grad) {
-                inPass(() -> sink.accept(Tensors.unscoped(new Tensor(grad))));
+                inPass(() -> sink.accept(Scopes.unscoped(new Tensor(grad))));
                 return grad;
             }
         });
@@ -192,9 +192,9 @@ final class GradientBridge {
      * passes it on; every other tensor {@code extra} makes in the calling thread is released when
      * the hook returns.
      */
-    void onInputGrad(int i, UnaryOperator<Tensor> extra) {
+    public void onInputGrad(int i, UnaryOperator<Tensor> extra) {
         inputHooks++;
-        TensorTensorHook hook = Tensors.unscoped(new TensorTensorHook() {
+        TensorTensorHook hook = Scopes.unscoped(new TensorTensorHook() {
             @Override
             public TensorBase call(TensorBase grad) {
                 Tensor[] result = new Tensor[1];
