@@ -1,4 +1,4 @@
-# Sourced (not run) by scripts/mn4j-run and scripts/bench-comm.sh, so that programs and the
+# Sourced (not run) by scripts/mn4j-run and bench/comm.sh, so that programs and the
 # benchmark run with the same malloc settings: exports GLIBC_TUNABLES unless it is set.
 #
 # Received tensors are fresh allocations. glibc hands blocks of 32 MiB and more back to the

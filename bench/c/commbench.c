@@ -1,7 +1,7 @@
 /*
  * commbench: the plain C MPI side of mn4j's communication benchmark.
  *
- * Measures exactly what io.mn4j.examples.bench.CommBenchmark measures on the Java side, with the
+ * Measures exactly what io.mn4j.bench.CommBenchmark measures on the Java side, with the
  * same sizes, iteration counts, timing and statistic, so that the two can be compared as ratios:
  *   pingpong   MPI_Send/MPI_Recv between ranks 0 and 1, one-way time = round trip / 2
  *   allgather  MPI_Allgather,  each rank contributes BYTES

@@ -3,7 +3,7 @@ package io.mn4j.mpitests.examples;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.mn4j.examples.bench.CommBenchmark;
+import io.mn4j.bench.CommBenchmark;
 import io.mn4j.mpitests.MpiLauncher;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -4,7 +4,7 @@
 # --modes pipelined adds PipeGCN's stale exchange; --models sage --modes sampled, GraphSAGE on sampled
 # mini-batches (PyG's distributed training; an epoch is one pass over the training nodes).
 #
-#   scripts/bench-gnn-memory.sh [options]
+#   bench/gnn-memory.sh [options]
 #
 #   --nodes N          graph nodes (default 400000)           --degree D     average degree (25)
 #   --features F       input features (128)                   --classes C    classes (16)
@@ -26,14 +26,14 @@
 #   --edges-per-step E SAR mode: most edges per step of a GAT layer (0 = whole shards; default:
 #                      the shard manager's)
 #   --timeout SEC      per configuration (default 3600)       --no-build     use the existing build
-#   --out DIR          where the CSV, plot and log go (default bench-results)
+#   --out DIR          where the CSV, plot and log go (default bench/results)
 #   --quick            20000 nodes (checks that everything works, a few minutes)
 #
 # Steps: (1) build; (2) draw the graph and partition it once per rank count into DATA/pN, in a
 # process of its own, so that generation never counts in a rank's memory; (3) one mpirun per
 # configuration (fresh processes: every peak is that configuration's), each rank loading only its
 # partition and reporting VmHWM above its idle baseline (JVM + LibTorch + MPI); (4) the table, the
-# targets and the plot. Writes gnn-memory.csv and gnn-memory.png to bench-results (or --out), and
+# targets and the plot. Writes gnn-memory.csv and gnn-memory.png to bench/results (or --out), and
 # the full per-rank log to work/gnn-memory.log there.
 # JVM flags of the ranks: -XX:+UseSerialGC -Dorg.bytedeco.javacpp.maxPhysicalBytes=0 plus
 # MN4J_JAVA_FLAGS; extra mpirun flags: MN4J_MPIRUN_FLAGS.
@@ -43,7 +43,7 @@ cd "$root"
 
 nodes=400000 degree=25 features=128 classes=16 hidden=128 layers=3 heads=4
 ranks=1,2,4 models=gcn,gat modes=sar,sequential,one-shot epochs=2 partitioner=metis seed=1
-edges_per_step=-1 data="" malloc=fixed timeout=3600 build=1 time_repeats=2 out=$root/bench-results fanouts= batch_size=1024
+edges_per_step=-1 data="" malloc=fixed timeout=3600 build=1 time_repeats=2 out=$root/bench/results fanouts= batch_size=1024
 while [ $# -gt 0 ]; do
   case "$1" in
     --nodes) nodes=$2; shift 2 ;;
@@ -83,24 +83,10 @@ csv=$out/gnn-memory.csv
 png=$out/gnn-memory.png
 log=$work/gnn-memory.log
 
-modules=(communicator functions iterators gnn examples)
-if [ "$build" = 1 ]; then
-  echo "== set-up and build (scripts/maven -q package -DskipTests -pl examples -am)"
-  scripts/maven -q package -DskipTests -pl examples -am
-fi
-# (scripts/maven's set-up installs these; --no-build skips it)
-for tool in mpirun java; do
-  command -v "$tool" >/dev/null || { echo "bench-gnn-memory: $tool not found (run scripts/setup.sh)" >&2; exit 1; }
-done
-[ -f examples/target/classes/io/mn4j/examples/bench/GnnMemoryBenchmark.class ] || {
-  echo "bench-gnn-memory: examples/target/classes has no GnnMemoryBenchmark; run without --no-build" >&2; exit 1; }
-# mn4j's own modules from this checkout's target/classes first (current even after a plain
-# compile), then the dependency jars that `mvn package` copies to examples/target/lib.
-[ -d examples/target/lib ] || { echo "$(basename "$0"): examples/target/lib is missing; run without --no-build" >&2; exit 1; }
-cp=""
-for m in "${modules[@]}"; do cp+="$root/$m/target/classes:"; done
-cp+="$root/examples/target/lib/*"
-main=io.mn4j.examples.bench.GnnMemoryBenchmark
+. bench/lib.sh
+bench_build
+cp=$(bench_classpath io.mn4j.bench.GnnMemoryBenchmark)
+main=io.mn4j.bench.GnnMemoryBenchmark
 
 # JavaCPP unpacks LibTorch into its cache on first use; do it once, with the ranks' JVM flags (a
 # -Dorg.bytedeco.javacpp.cachedir in MN4J_JAVA_FLAGS moves the cache), before ranks race.

@@ -1,4 +1,4 @@
-package io.mn4j.examples.bench;
+package io.mn4j.bench;
 
 import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.ReduceOp;
@@ -78,7 +78,7 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "CommBenchmark", mixinStandardHelpOptions = true,
         description = "Benchmarks mn4j's Communicator (ping-pong, allgather, alltoall, allreduce); "
-                + "run under mpirun, compare with bench/c/commbench.c (scripts/bench-comm.sh does both).")
+                + "run under mpirun, compare with bench/c/commbench.c (bench/comm.sh does both).")
 public final class CommBenchmark implements Callable<Integer> {
     // Keep these in step with commbench.c.
     static final long PP_MIN = 8;

@@ -1,4 +1,4 @@
-package io.mn4j.examples.bench;
+package io.mn4j.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,4 +1,4 @@
-package io.mn4j.examples.bench;
+package io.mn4j.bench;
 
 import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.ReduceOp;
@@ -39,7 +39,7 @@ import picocli.CommandLine;
  * synthetic graph, per model (GCN, GAT), aggregation mode (SAR, sequential, one-shot, pipelined)
  * and number of ranks; and of GraphSAGE on sampled mini-batches (mode "sampled", PyG's
  * distributed training: an epoch is a pass over every rank's training nodes in batches). Three
- * steps, run by {@code scripts/bench-gnn-memory.sh}:
+ * steps, run by {@code bench/gnn-memory.sh}:
  *
  * <ol>
  *   <li>{@code partition} (one process, no MPI): draws a planted-partition graph and writes one

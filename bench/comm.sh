@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Communication benchmark: mn4j's Communicator (Java, LibTorch tensors) against plain C MPI, in one
 # run, on the same sizes, rank counts and method (see bench/c/commbench.c and
-# examples/.../bench/CommBenchmark.java).
+# bench/src/main/java/io/mn4j/bench/CommBenchmark.java).
 #
-#   scripts/bench-comm.sh [--quick] [--no-build] [--stat min|median] [--repeats R] [--rounds K]
+#   bench/comm.sh [--quick] [--no-build] [--stat min|median] [--repeats R] [--rounds K]
 #
 #   --quick      a few sizes, fewer iterations, one round (checks that everything works)
-#   --no-build   use the existing build (examples/target/classes etc.) instead of running Maven
+#   --no-build   use the existing build (bench/target etc.) instead of running Maven
 #   --stat       statistic over the timed repeats: min (default; load from other processes only
 #                ever adds time, so the fastest repeat is the best estimate of the operation's
 #                own cost) or median
@@ -14,7 +14,7 @@
 #   --rounds     run the whole C/Java alternation K times (default 2); the table shows, per row,
 #                the fastest round of each side and the ratio of the medians of the rounds: the
 #                speed of a launch drifts from one to the next
-#   --join-only  measure nothing: join bench-results/comm-raw.csv again (table, CSV, plot)
+#   --join-only  measure nothing: join bench/results/comm-raw.csv again (table, CSV, plot)
 #
 # Runs, for 2 ranks (one per core) ping-pong and the collectives, for 4 ranks (oversubscribed,
 # yielding) the collectives; C and Java alternate per operation so that both see similar load.
@@ -22,10 +22,10 @@
 # output, as C), and C's call through Open MPI's Java bindings alone (no mn4j, a reference). C
 # also runs allgather_alloc and alltoall_alloc, the allocating operations' work (sizes first, then
 # new memory), as the reference of the allocating Java rows.
-# Writes bench-results/comm-raw.csv (impl,op,ranks,bytes,seconds_per_op,bandwidth; one line per
+# Writes bench/results/comm-raw.csv (impl,op,ranks,bytes,seconds_per_op,bandwidth; one line per
 # round),
-# bench-results/comm.csv (joined, with Java/C ratios), bench-results/comm.png (the ratios against
-# the size) and bench-results/comm-load.txt (uptime before and after every launch), and prints the
+# bench/results/comm.csv (joined, with Java/C ratios), bench/results/comm.png (the ratios against
+# the size) and bench/results/comm-load.txt (uptime before and after every launch), and prints the
 # table.
 # Environment: MN4J_JAVA_FLAGS (default -XX:+UseSerialGC), MN4J_MPIRUN_FLAGS (extra mpirun flags),
 # MN4J_CP_PREFIX (class path entries put first, e.g. patched communicator classes to compare).
@@ -49,28 +49,14 @@ done
 [ -n "$rounds" ] || { [ ${#quick[@]} -gt 0 ] && rounds=1 || rounds=2; }
 case "$stat" in median|min) ;; *) echo "bench-comm: --stat must be median or min" >&2; exit 2 ;; esac
 
-out=$root/bench-results
+out=$root/bench/results
 work=$out/work
 mkdir -p "$work"
 
-modules=(communicator functions iterators gnn examples)
-if [ "$build" = 1 ]; then
-  echo "== set-up and build (scripts/maven -q package -DskipTests -pl examples -am)"
-  scripts/maven -q package -DskipTests -pl examples -am
-fi
-# (scripts/maven's set-up installs these; --no-build skips it)
-for tool in mpicc mpirun java; do
-  command -v "$tool" >/dev/null || { echo "bench-comm: $tool not found (run scripts/setup.sh)" >&2; exit 1; }
-done
-[ -f examples/target/classes/io/mn4j/examples/bench/CommBenchmark.class ] || {
-  echo "bench-comm: examples/target/classes has no CommBenchmark; run without --no-build" >&2; exit 1; }
-
-# mn4j's own modules from this checkout's target/classes first (current even after a plain
-# compile), then the dependency jars that `mvn package` copies to examples/target/lib.
-[ -d examples/target/lib ] || { echo "$(basename "$0"): examples/target/lib is missing; run without --no-build" >&2; exit 1; }
-cp=""
-for m in "${modules[@]}"; do cp+="$root/$m/target/classes:"; done
-cp+="$root/examples/target/lib/*"
+. bench/lib.sh
+bench_build
+command -v mpicc >/dev/null || { echo "bench-comm: mpicc not found (run scripts/setup.sh)" >&2; exit 1; }
+cp=$(bench_classpath io.mn4j.bench.CommBenchmark)
 [ -n "${MN4J_CP_PREFIX:-}" ] && cp="$MN4J_CP_PREFIX:$cp"
 
 raw=$out/comm-raw.csv
@@ -89,7 +75,7 @@ if [ "$join_only" = 0 ]; then
   # pingpong_jcpp_default repeats the ping-pong with JavaCPP's default, what a program gets by default.
   java_flags=${MN4J_JAVA_FLAGS:--XX:+UseSerialGC -Dorg.bytedeco.javacpp.maxPhysicalBytes=0}
   default_accounting_flags=${MN4J_JAVA_FLAGS:--XX:+UseSerialGC}
-  main=io.mn4j.examples.bench.CommBenchmark
+  main=io.mn4j.bench.CommBenchmark
 
   # JavaCPP unpacks LibTorch into ~/.javacpp/cache on first load: one JVM first, before the ranks.
   echo "== loading LibTorch once"
@@ -205,6 +191,6 @@ echo "allgather/alltoall against C doing their work, sizes first and then new me
 echo "bandwidth = per-rank bytes / time."
 echo "Java allgather/alltoall/allreduce/recv allocate their result tensors inside the op (part of the cost);"
 echo "allgather_into/alltoall_into/allreduce_into/pingpong_into write into a preallocated tensor, as the C program does."
-java -cp "$cp" io.mn4j.examples.bench.CommBenchPlot --csv "$out/comm.csv" --png "$out/comm.png"
+java -cp "$cp" io.mn4j.bench.CommBenchPlot --csv "$out/comm.csv" --png "$out/comm.png"
 echo "Results: $out/comm.csv (joined), $raw (raw), plot: $out/comm.png, load log: $load"
 echo "Load now: $(uptime)"

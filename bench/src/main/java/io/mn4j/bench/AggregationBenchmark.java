@@ -1,4 +1,4 @@
-package io.mn4j.examples.bench;
+package io.mn4j.bench;
 
 import io.mn4j.examples.gnn.JvmSetup;
 import io.mn4j.examples.support.Cli;
@@ -57,7 +57,7 @@ import picocli.CommandLine.Spec;
         description = {"Sum-aggregation throughput (forward and backward) of mn4j's CSR kernel against LibTorch's alternatives, "
                 + "on one synthetic graph; prints a table and writes a CSV.", ""},
         footer = {"", "Example (the README's figures; index_select+index_add peaks at ~11 GB):",
-            "  java -cp CLASSPATH io.mn4j.examples.bench.AggregationBenchmark --nodes 1000000 --degree 16 --features 64 --threads 2 --reps 3"})
+            "  java -cp CLASSPATH io.mn4j.bench.AggregationBenchmark --nodes 1000000 --degree 16 --features 64 --threads 2 --reps 3"})
 public final class AggregationBenchmark implements Callable<Integer> {
     /** Method names, in table order. */
     public static final List<String> METHODS = List.of("mn4j-csr", "sparse_csr-matmul", "index_select+index_add", "embedding_bag-autograd");

@@ -1,4 +1,4 @@
-package io.mn4j.examples.bench;
+package io.mn4j.bench;
 
 import io.mn4j.communicator.Communicator;
 import io.mn4j.examples.gnn.GnnRun;
@@ -80,7 +80,7 @@ import picocli.CommandLine.Option;
  * layer width × 4 bytes, and the manager's own row counts; also over one whole epoch (forward,
  * the gradients' way back, evaluation forward: 3× the layer sum).
  *
- * <p>Prints a table and writes a CSV. {@code scripts/bench-gnn-epoch.sh} runs both parts.
+ * <p>Prints a table and writes a CSV. {@code bench/gnn-epoch.sh} runs both parts.
  */
 @Command(name = "GnnEpochBenchmark", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Epoch time of TrainGnn's step on 1 rank vs a plain LibTorch GCN; bytes per layer in one-shot mode (N ranks).", ""})

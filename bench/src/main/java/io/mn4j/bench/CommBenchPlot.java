@@ -1,4 +1,4 @@
-package io.mn4j.examples.bench;
+package io.mn4j.bench;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -18,16 +18,16 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * Draws {@code scripts/bench-comm.sh}'s joined CSV: mn4j's bandwidth as a fraction of C's against
+ * Draws {@code bench/comm.sh}'s joined CSV: mn4j's bandwidth as a fraction of C's against
  * the message size, point-to-point and collectives side by side, with the 0.9 target from 1 MiB.
  */
 @Command(name = "comm-bench-plot", mixinStandardHelpOptions = true,
-        description = "Plot Java/C bandwidth ratios from bench-results/comm.csv.")
+        description = "Plot Java/C bandwidth ratios from bench/results/comm.csv.")
 public final class CommBenchPlot implements Callable<Integer> {
     private static final double TARGET = 0.9;
     private static final double MIB = 1 << 20;
 
-    @Option(names = "--csv", required = true, description = "comm.csv written by scripts/bench-comm.sh.")
+    @Option(names = "--csv", required = true, description = "comm.csv written by bench/comm.sh.")
     private Path csv;
 
     @Option(names = "--png", required = true, description = "PNG to write.")

@@ -1,4 +1,4 @@
-package io.mn4j.examples.bench;
+package io.mn4j.bench;
 
 import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.SendHandle;
