@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -57,7 +58,7 @@ import picocli.CommandLine.Spec;
         description = {"Sum-aggregation throughput (forward and backward) of mn4j's CSR kernel against LibTorch's alternatives, "
                 + "on one synthetic graph; prints a table and writes a CSV.", ""},
         footer = {"", "Example (the README's figures; index_select+index_add peaks at ~11 GB):",
-            "  java -cp CLASSPATH io.mn4j.bench.AggregationBenchmark --nodes 1000000 --degree 16 --features 64 --threads 2 --reps 3"})
+            "  bench/run AggregationBenchmark --nodes 1000000 --degree 16 --features 64 --threads 2 --reps 3"})
 public final class AggregationBenchmark implements Callable<Integer> {
     /** Method names, in table order. */
     public static final List<String> METHODS = List.of("mn4j-csr", "sparse_csr-matmul", "index_select+index_add", "embedding_bag-autograd");
@@ -96,7 +97,7 @@ public final class AggregationBenchmark implements Callable<Integer> {
     /** The method names, for --help. */
     static final class MethodNames implements Iterable<String> {
         @Override
-        public java.util.Iterator<String> iterator() {
+        public Iterator<String> iterator() {
             return METHODS.iterator();
         }
     }

@@ -16,6 +16,7 @@ import java.util.concurrent.Callable;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.BoolOptional;
 import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorArrayRefOptional;
 import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.TensorVector;
 import org.bytedeco.pytorch.global.torch;
@@ -75,8 +76,8 @@ public final class FunctionsBenchmark implements Callable<Integer> {
 
     /** Arguments of Tensor.backward, made once: the harness's own objects must not be timed. */
     private static final BoolOptional NO_RETAIN = new BoolOptional();
-    private static final org.bytedeco.pytorch.TensorArrayRefOptional ALL_INPUTS =
-            new org.bytedeco.pytorch.TensorArrayRefOptional();
+    private static final TensorArrayRefOptional ALL_INPUTS =
+            new TensorArrayRefOptional();
 
     /** Median and minimum milliseconds of the function, the raw calls, and raw calls + sum. */
     private record Row(String op, int mib, double[] fn, double[] raw, double[] rawPlus) {

@@ -9,6 +9,7 @@ import io.mn4j.examples.support.Cli;
 import io.mn4j.gnn.dist.AggregationMode;
 import io.mn4j.gnn.dist.EdgeNorm;
 import io.mn4j.gnn.dist.GraphShardManager;
+import io.mn4j.gnn.graph.Csr;
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.nn.GnnModel;
 import io.mn4j.gnn.partition.PartitionData;
@@ -214,7 +215,7 @@ public final class GnnEpochBenchmark implements Callable<Integer> {
     /** The one-partition directory as a graph again (new ids = old ids, as one partition keeps the order). */
     private static Graph wholeGraph(Path dir, PartitionData p) {
         try (PointerScope s = new PointerScope()) {
-            return Graph.builder(io.mn4j.gnn.graph.Csr.of(p.numLocalNodes(), p.numLocalNodes(), p.rowptr(), p.col(), p.edgeWeight()))
+            return Graph.builder(Csr.of(p.numLocalNodes(), p.numLocalNodes(), p.rowptr(), p.col(), p.edgeWeight()))
                     .features(p.features()).labels(p.labels()).masks(p.trainMask(), p.valMask(), p.testMask())
                     .numClasses(p.metadata().numClasses()).build();
         }

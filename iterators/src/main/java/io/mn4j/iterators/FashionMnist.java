@@ -1,6 +1,7 @@
 package io.mn4j.iterators;
 
 import io.mn4j.tensor.Tensors;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -102,7 +103,7 @@ public final class FashionMnist {
             try (Stream<Path> s = Files.list(dir)) {
                 listing = "it holds: " + s.map(p -> p.getFileName().toString()).sorted()
                         .collect(Collectors.joining(", "));
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 listing = "it cannot be listed: " + e.getMessage();
             }
         }

@@ -1,11 +1,14 @@
 package io.mn4j.mpitests;
 
+import io.mn4j.tensor.Tensors;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.global.torch.ScalarType;
 
 /**
  * Records the outcome of each check of a scenario on this rank (a failed check does not stop the
@@ -56,20 +59,20 @@ public final class Check {
      */
     public void tensorsClose(String name, Tensor expected, Tensor actual, double tol) {
         if (actual == null || expected == null) {
-            record(name, false, "expected " + describe(expected) + " but got " + describe(actual));
+            record(name, false, "expected " + Tensors.describe(expected) + " but got " + Tensors.describe(actual));
             return;
         }
         if (expected.scalar_type().value != actual.scalar_type().value
-                || !java.util.Arrays.equals(expected.sizes().vec().get(), actual.sizes().vec().get())) {
-            record(name, false, "expected " + describe(expected) + " but got " + describe(actual));
+                || !Arrays.equals(Tensors.shape(expected), Tensors.shape(actual))) {
+            record(name, false, "expected " + Tensors.describe(expected) + " but got " + Tensors.describe(actual));
             return;
         }
         if (expected.numel() == 0) {
             record(name, true, "");
             return;
         }
-        Tensor e = expected.to(org.bytedeco.pytorch.global.torch.ScalarType.Double);
-        Tensor a = actual.to(org.bytedeco.pytorch.global.torch.ScalarType.Double);
+        Tensor e = expected.to(ScalarType.Double);
+        Tensor a = actual.to(ScalarType.Double);
         double worst = a.sub(e).abs().sub(e.abs().mul(new Scalar(tol))).max().item_double();
         boolean ok = worst <= tol;
         record(name, ok, ok ? "" : "tensors differ by up to " + a.sub(e).abs().max().item_double()
@@ -99,10 +102,6 @@ public final class Check {
         StringWriter sw = new StringWriter();
         t.printStackTrace(new PrintWriter(sw));
         record(name, false, sw.toString());
-    }
-
-    private static String describe(Tensor t) {
-        return t == null ? "null" : t.scalar_type() + java.util.Arrays.toString(t.sizes().vec().get());
     }
 
     private static String preview(Tensor t) {

@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -69,7 +70,7 @@ public final class RunOutput {
 
     /** Appends one line (without its line break) to the CSV. */
     public void addLine(String csvLine) throws IOException {
-        Files.writeString(csv(), csvLine + "\n", StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.APPEND);
+        Files.writeString(csv(), csvLine + "\n", StandardCharsets.UTF_8, StandardOpenOption.APPEND);
     }
 
     /** Draws the loss and accuracy curves side by side into {@link #png()}. */
