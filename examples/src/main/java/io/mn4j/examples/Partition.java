@@ -29,9 +29,12 @@ import picocli.CommandLine.Spec;
 @Command(name = "Partition", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Partitions a graph into K parts (METIS, LDG, range or random) and writes the partition directory.", ""},
         footer = {"", "Examples:",
-            "  java -cp CLASSPATH io.mn4j.examples.Partition --data cora --parts 4 --out parts/cora-4",
-            "  java -cp CLASSPATH io.mn4j.examples.Partition --data synthetic --nodes 1000000 --parts 8 --method ldg --out parts/syn-8",
-            "  java -cp CLASSPATH io.mn4j.examples.Partition --data edges.txt --parts 2 --method random --out parts/edges-2",
+            "  scripts/mn4j-run io.mn4j.examples.Partition --data cora --parts 4 \\",
+            "      --out parts/cora-4",
+            "  scripts/mn4j-run io.mn4j.examples.Partition --data synthetic \\",
+            "      --nodes 1000000 --parts 8 --method ldg --out parts/syn-8",
+            "  scripts/mn4j-run io.mn4j.examples.Partition --data edges.txt --parts 2 \\",
+            "      --method random --out parts/edges-2",
             "", "Then: scripts/mn4j-run -np K io.mn4j.examples.TrainGnn --partitions DIR"})
 public final class Partition implements Callable<Integer> {
     @Spec
@@ -65,16 +68,11 @@ public final class Partition implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         String name = method != null ? method : Partitions.defaultPartitioner();
-        Partitioner partitioner;
-        try {
-            if (parts < 1) {
-                throw new IllegalArgumentException("--parts must be at least 1, got " + parts);
-            }
-            data.validate();
-            partitioner = Partitioners.byName(name);
-        } catch (IllegalArgumentException e) {
-            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+        if (parts < 1) {
+            throw new IllegalArgumentException("--parts must be at least 1, got " + parts);
         }
+        data.validate();
+        Partitioner partitioner = Partitioners.byName(name);
         PrintWriter o = spec.commandLine().getOut();
         long t0 = System.nanoTime();
         try (Graph g = data.load()) {

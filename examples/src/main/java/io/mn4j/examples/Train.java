@@ -46,7 +46,7 @@ import picocli.CommandLine.Mixin;
         description = {"Model-parallel MLP on Fashion-MNIST: the layers are split over the ranks of the job.", ""},
         footer = {"", "Examples:",
             "  scripts/mn4j-run -np 2 io.mn4j.examples.Train",
-            "  java -cp CLASSPATH io.mn4j.examples.Train --epochs 3 --hidden 512,256,128",
+            "  scripts/mn4j-run -np 4 io.mn4j.examples.Train --epochs 3 --hidden 512,256,128",
             "", "Writes <out>/epochs.csv (one line per epoch) and <out>/curves.png."})
 public final class Train implements Callable<Integer> {
     /** Forward activations from rank r travel with tag FORWARD + r. */

@@ -59,6 +59,9 @@ public final class TrainDualParallel implements Callable<Integer> {
     @Override
     public Integer call() {
         opts.validate();
+        if (Cli.launchSize() % 2 != 0) {
+            throw new IllegalArgumentException("TrainDualParallel needs an even number of ranks (pairs), got " + Cli.launchSize());
+        }
         Communicator.run(this::run);
         return 0;
     }

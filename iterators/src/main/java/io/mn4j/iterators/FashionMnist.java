@@ -88,6 +88,18 @@ public final class FashionMnist {
         return new TensorDataset(images, labels);
     }
 
+    /**
+     * Checks that {@code dir} holds both splits' IDX files (plain or .gz), before anything is read.
+     *
+     * @throws DatasetException naming the first missing file and what the directory holds
+     */
+    public static void requireFiles(Path dir) {
+        for (String prefix : new String[] {"train", "t10k"}) {
+            file(dir, prefix + "-images-idx3-ubyte");
+            file(dir, prefix + "-labels-idx1-ubyte");
+        }
+    }
+
     /** {@code dir/base} or {@code dir/base.gz}, whichever exists. */
     static Path file(Path dir, String base) {
         for (String name : new String[] {base, base + ".gz"}) {

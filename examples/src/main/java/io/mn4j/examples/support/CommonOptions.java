@@ -82,9 +82,6 @@ public final class CommonOptions {
     public TensorDataset load(boolean train) {
         TensorDataset all = FashionMnist.load(dataDir(), train);
         int limit = train ? trainExamples : testExamples;
-        if (limit < 0) {
-            throw new IllegalArgumentException((train ? "--train-examples" : "--test-examples") + " must be >= 0");
-        }
         if (limit == 0 || limit >= all.size()) {
             return all;
         }
@@ -99,16 +96,30 @@ public final class CommonOptions {
         return new TensorDataset(fields);
     }
 
-    /** Checks option values that need no data. */
+    /**
+     * Checks the option values, and on the rank that reads the data that its files are there,
+     * before MPI starts: a bad value is one line and exit code 2 (see {@link Cli}), not an aborted job.
+     */
     public void validate() {
-        if (epochs < 1) {
-            throw new IllegalArgumentException("--epochs must be at least 1, got " + epochs);
-        }
-        if (batchSize < 1 || evalBatchSize < 1) {
-            throw new IllegalArgumentException("batch sizes must be at least 1");
-        }
+        atLeast("--epochs", epochs, 1);
+        atLeast("--batch-size", batchSize, 1);
+        atLeast("--eval-batch-size", evalBatchSize, 1);
+        atLeast("--train-examples", trainExamples, 0);
+        atLeast("--test-examples", testExamples, 0);
         if (!(lr > 0)) {
             throw new IllegalArgumentException("--lr must be positive, got " + lr);
+        }
+        for (int w : hidden) {
+            atLeast("every --hidden width", w, 1);
+        }
+        if (Cli.launchRank() == 0) {
+            FashionMnist.requireFiles(dataDir());
+        }
+    }
+
+    private static void atLeast(String option, long value, long min) {
+        if (value < min) {
+            throw new IllegalArgumentException(option + " must be at least " + min + ", got " + value);
         }
     }
 }

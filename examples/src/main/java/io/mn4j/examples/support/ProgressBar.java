@@ -4,8 +4,8 @@ import java.io.PrintStream;
 
 /**
  * A one-line text progress bar redrawn in place with a carriage return, at most a few times a
- * second, so that it costs nothing measurable and does not flood logs when the output is a file.
- * Disabled bars print nothing.
+ * second. It draws only on a terminal (a file or pipe gets the plain per-epoch lines alone);
+ * disabled bars print nothing.
  */
 public final class ProgressBar {
     private static final int WIDTH = 30;
@@ -22,13 +22,27 @@ public final class ProgressBar {
      * @param out where to draw (usually {@code System.out} on rank 0)
      * @param label text before the bar
      * @param total the count that means 100%
-     * @param enabled false for a bar that prints nothing (other ranks, {@code --no-progress})
+     * @param enabled false for a bar that prints nothing (other ranks, {@code --no-progress}); a bar
+     *     off a terminal prints nothing either
      */
     public ProgressBar(PrintStream out, String label, long total, boolean enabled) {
         this.out = out;
         this.label = label;
         this.total = Math.max(1, total);
-        this.enabled = enabled;
+        this.enabled = enabled && onTerminal();
+    }
+
+    /**
+     * Whether this program's output reaches a terminal. Under {@code mpirun} a rank's output is a
+     * pipe whatever the user's is, so {@code scripts/mn4j-run} passes what its own is as
+     * {@code MN4J_TERMINAL} (1 or 0); without it, only a program outside mpirun with a console draws.
+     */
+    public static boolean onTerminal() {
+        String passed = System.getenv("MN4J_TERMINAL");
+        if (passed != null) {
+            return passed.trim().equals("1");
+        }
+        return System.console() != null && System.getenv("OMPI_COMM_WORLD_SIZE") == null;
     }
 
     /** Shows {@code done} of the total, followed by {@code suffix} (for example the running loss). */

@@ -34,16 +34,21 @@ public final class RunOutput {
     public record Panel(String title, String yAxisTitle, double[] x, Map<String, double[]> series) {
     }
 
-    /** Creates {@code dir} if needed and starts a fresh {@code epochs.csv}. */
+    /** Creates {@code dir} if needed and starts a fresh {@code epochs.csv} (see below). */
     public RunOutput(Path dir, String title) throws IOException {
         this(dir, title, EpochReport.CSV_HEADER);
     }
 
-    /** Creates {@code dir} if needed and starts a fresh {@code epochs.csv} with the given column names. */
+    /**
+     * Creates {@code dir} if needed and starts a fresh {@code epochs.csv} with the given column
+     * names. An earlier run's plot is removed, so that a run that dies leaves no plot of another run
+     * beside its own CSV.
+     */
     public RunOutput(Path dir, String title, String csvHeader) throws IOException {
         this.dir = dir;
         this.title = title;
         Files.createDirectories(dir);
+        Files.deleteIfExists(png());
         Files.writeString(csv(), csvHeader + "\n", StandardCharsets.UTF_8);
     }
 

@@ -136,7 +136,9 @@ class ExamplesTest {
             images = in.readNBytes(16 + 784 * 100);
         }
         Files.write(cut.resolve("train-images-idx3-ubyte"), images);
-        Files.copy(real.resolve("train-labels-idx1-ubyte.gz"), cut.resolve("train-labels-idx1-ubyte.gz"));
+        for (String file : List.of("train-labels-idx1-ubyte.gz", "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz")) {
+            Files.copy(real.resolve(file), cut.resolve(file));
+        }
         MpiLauncher.Result truncated = launch(2, Train.class, base.resolve("truncated"), List.of("--data", cut.toString()));
         assertFalse(truncated.timedOut(), truncated::describe);
         assertNotEquals(0, truncated.exitCode(), truncated::describe);
@@ -148,5 +150,39 @@ class ExamplesTest {
         assertFalse(big.timedOut(), big::describe);
         assertNotEquals(0, big.exitCode(), big::describe);
         assertTrue(big.output().contains("batch size 5000 is larger than the data set (1000 examples)"), big::describe);
+    }
+
+    @Test
+    void badOptionsAreOneLineAHintAndExitCodeTwo(@TempDir(cleanup = CleanupMode.ON_SUCCESS) Path base) throws Exception {
+        Path empty = Files.createDirectories(base.resolve("empty"));
+        List<List<String>> bad = List.of(List.of("--epochs", "-1"), List.of("--batch-size", "0"), List.of("--hidden", "0"),
+                List.of("--data", empty.toString()), List.of("--epochs", "many"));
+        List<String> named = List.of("--epochs must be at least 1, got -1", "--batch-size must be at least 1, got 0",
+                "every --hidden width must be at least 1, got 0", "train-images-idx3-ubyte[.gz] not found in " + empty,
+                "Invalid value for option '--epochs': 'many' is not an int");
+        for (int i = 0; i < bad.size(); i++) {
+            assertUsageError(launch(2, Train.class, base.resolve("train-" + i), bad.get(i)), "Train", named.get(i));
+        }
+        assertUsageError(launch(2, TrainDataParallel.class, base.resolve("dp"), List.of("--lr", "0")), "TrainDataParallel",
+                "--lr must be positive, got 0.0");
+        assertUsageError(launch(3, TrainDualParallel.class, base.resolve("dual"), List.of()), "TrainDualParallel",
+                "needs an even number of ranks (pairs), got 3");
+        assertUsageError(launch(2, TrainEnsemble.class, base.resolve("ensemble"), List.of("--test-examples", "-5")),
+                "TrainEnsemble", "--test-examples must be at least 0, got -5");
+
+        MpiLauncher.Result version = MpiLauncher.run(1, Train.class.getName(), List.of("--version"), base, 60);
+        assertCompleted(version);
+        assertTrue(version.output().matches("(?s).*mn4j \\S+ \\(LibTorch \\S+ .*Open MPI \\S+ .*"), version::describe);
+    }
+
+    /** One line naming the problem, a hint to --help, exit code 2; no stack trace, no usage dump, no MPI abort. */
+    static void assertUsageError(MpiLauncher.Result r, String program, String problem) {
+        assertFalse(r.timedOut(), r::describe);
+        assertEquals(2, r.exitCode(), r::describe);
+        assertTrue(r.output().contains(program + ": ") && r.output().contains(problem), () -> "no line '" + problem + "' in\n" + r.describe());
+        assertTrue(r.output().contains("Try '" + program + " --help'"), r::describe);
+        for (String noise : List.of("Exception", "\tat ", "MPI_ABORT", "Usage:")) {
+            assertFalse(r.output().contains(noise), () -> "'" + noise + "' in\n" + r.describe());
+        }
     }
 }
