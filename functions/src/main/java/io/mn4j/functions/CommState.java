@@ -14,6 +14,7 @@ import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.GradMode;
+import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.global.torch;
 
@@ -124,9 +125,13 @@ final class CommState {
         return ++collectives;
     }
 
-    /** Keeps a nonblocking send until it completes. */
-    synchronized void track(SendHandle h) {
-        pending.add(h);
+    /** Starts sending {@code t} (the handle holds it while MPI reads it) and keeps the send until it completes. */
+    SendHandle isend(Communicator comm, Tensor t, int dst, int tag) {
+        SendHandle h = comm.isend(t, dst, tag);
+        synchronized (this) {
+            pending.add(h);
+        }
+        return h;
     }
 
     /** Forgets the sends that have completed (testing them also moves MPI along). */

@@ -187,7 +187,7 @@ public class MultiNodeChainList extends Module {
                     } else {
                         int tag = tagBase + receivedFrom.merge(r, 1, Integer::sum) - 1;
                         tags.checkUserTag("MultiNodeChainList " + e.name, tag);
-                        got = Functions.recvAllOrLeaveDelegate(comm, r, tag, delegate.get());
+                        got = PointToPoint.recvAllOrLeaveDelegate(comm, r, tag, delegate.get());
                         delegate.takenBy(got);
                     }
                     xs.addAll(got);
@@ -308,7 +308,7 @@ public class MultiNodeChainList extends Module {
         for (int r : ranks) {
             if (r < 0 || r >= comm.size()) {
                 throw new IllegalArgumentException("MultiNodeChainList: component " + name + " has " + what + " "
-                        + Functions.ranks(ranks) + " with rank " + r + " outside [0, " + comm.size() + ")");
+                        + Arrays.toString(ranks) + " with rank " + r + " outside [0, " + comm.size() + ")");
             }
         }
     }
