@@ -57,10 +57,10 @@ public final class Pins<T> {
     }
 
     /**
-     * A native object that lives as long as the JVM: this may be first used inside a caller's
-     * PointerScope, whose close must not free it.
+     * A native object that lives as long as the JVM: this package's constants may be made inside
+     * a caller's PointerScope, whose close must not free them.
      */
-    private static <P extends Pointer> P permanent(P p) {
+    static <P extends Pointer> P permanent(P p) {
         p.retainReference();
         return p;
     }
