@@ -149,99 +149,124 @@ public class MultiNodeChainList extends Module {
      * the delegate variable if no component produces the output here.
      */
     public List<Tensor> forwardAll(List<Tensor> inputs) {
-        Deque<List<Tensor>> toSelf = new ArrayDeque<>();
-        Map<Integer, Integer> sentTo = new HashMap<>();
-        Map<Integer, Integer> receivedFrom = new HashMap<>();
-        List<Tensor> y = null;
-        Delegate delegate = new Delegate();
-        boolean delegateIsOutput = false;
-        int me = comm.rank();
-        for (int c = 0; c < entries.size(); c++) {
-            Entry e = entries.get(c);
-            List<Tensor> x;
-            if (e.rankIn == null) {
-                // The earlier components' backward must run after this one's: tie them to its
-                // inputs, or, when those carry no gradient, to its results.
-                if (Delegate.canTake(inputs)) {
-                    Tensor pending = delegate.get();
-                    x = e.component.forward(delegate.tieInto(inputs));
-                    if (!Delegate.canTake(x)) {
-                        // Results without a gradient (integers) do not lead backward to the inputs.
-                        delegate.set(pending);
-                    }
-                } else {
-                    x = delegate.tieInto(e.component.forward(inputs));
-                }
+        ForwardPass pass = new ForwardPass();
+        for (Entry e : entries) {
+            List<Tensor> x = e.rankIn == null ? pass.runOnModelInputs(e, inputs) : pass.receiveAndRun(e);
+            if (e.rankOut == null) {
+                pass.keepAsOutput(x);
             } else {
-                List<Tensor> xs = new ArrayList<>();
-                Tensor lastReceived = null;
-                for (int r : e.rankIn) {
-                    List<Tensor> got;
-                    if (r == me) {
-                        got = toSelf.poll();
-                        if (got == null) {
-                            throw new IllegalStateException("MultiNodeChainList: component " + e.name + " receives"
-                                    + " from this rank (" + me + ") but no earlier component sent to it");
-                        }
-                        got = delegate.tieInto(got);
-                    } else {
-                        int tag = tagBase + receivedFrom.merge(r, 1, Integer::sum) - 1;
-                        tags.checkUserTag("MultiNodeChainList " + e.name, tag);
-                        got = PointToPoint.recvAllOrLeaveDelegate(comm, r, tag, delegate.get());
-                        delegate.takenBy(got);
+                pass.sendOut(e, x);
+            }
+        }
+        return pass.result();
+    }
+
+    /** The state of one {@link #forwardAll}: what is on its way, the delegate, the output. */
+    private final class ForwardPass {
+        private final Deque<List<Tensor>> toSelf = new ArrayDeque<>();
+        private final Map<Integer, Integer> sentTo = new HashMap<>();
+        private final Map<Integer, Integer> receivedFrom = new HashMap<>();
+        private final Delegate delegate = new Delegate();
+        private final int me = comm.rank();
+        private List<Tensor> y;
+        private boolean delegateIsOutput;
+
+        /** A component that takes the model's inputs. */
+        List<Tensor> runOnModelInputs(Entry e, List<Tensor> inputs) {
+            delegateIsOutput = false;
+            // The earlier components' backward must run after this one's: tie them to its
+            // inputs, or, when those carry no gradient, to its results.
+            if (Delegate.canTake(inputs)) {
+                Tensor pending = delegate.get();
+                List<Tensor> x = e.component.forward(delegate.tieInto(inputs));
+                if (!Delegate.canTake(x)) {
+                    // Results without a gradient (integers) do not lead backward to the inputs.
+                    delegate.set(pending);
+                }
+                return x;
+            }
+            return delegate.tieInto(e.component.forward(inputs));
+        }
+
+        /** A component that takes what it receives from {@code rankIn}. */
+        List<Tensor> receiveAndRun(Entry e) {
+            delegateIsOutput = false;
+            List<Tensor> xs = new ArrayList<>();
+            Tensor lastReceived = null;
+            for (int r : e.rankIn) {
+                List<Tensor> got;
+                if (r == me) {
+                    got = toSelf.poll();
+                    if (got == null) {
+                        throw new IllegalStateException("MultiNodeChainList: component " + e.name + " receives"
+                                + " from this rank (" + me + ") but no earlier component sent to it");
                     }
-                    xs.addAll(got);
-                    // Chain the next receive to this one, so their backwards run in reverse order.
-                    Tensor first = firstDifferentiable(got);
+                    got = delegate.tieInto(got);
+                } else {
+                    int tag = tagBase + receivedFrom.merge(r, 1, Integer::sum) - 1;
+                    tags.checkUserTag("MultiNodeChainList " + e.name, tag);
+                    got = PointToPoint.recvAllOrLeaveDelegate(comm, r, tag, delegate.get());
+                    delegate.takenBy(got);
+                }
+                xs.addAll(got);
+                // Chain the next receive to this one, so their backwards run in reverse order.
+                Tensor first = firstDifferentiable(got);
+                if (first != null) {
+                    delegate.set(first);
+                    lastReceived = first;
+                }
+            }
+            // The component's results lead backward to what it received; a delegate that no
+            // received list could take is tied to the results instead.
+            if (delegate.get() == lastReceived) {
+                delegate.set(null);
+            }
+            return delegate.tieInto(e.component.forward(xs));
+        }
+
+        /** The result of the component with rankOut null: the model output. */
+        void keepAsOutput(List<Tensor> x) {
+            y = x;
+            if (delegate.get() == null) {
+                delegate.set(firstDifferentiable(y));
+                delegateIsOutput = true;
+            }
+        }
+
+        /** Sends a component's result to every rank of {@code rankOut} (this rank: a later component). */
+        void sendOut(Entry e, List<Tensor> x) {
+            for (int r : e.rankOut) {
+                x = delegate.tieInto(x);
+                if (r == me) {
+                    toSelf.add(x);
+                    Tensor first = firstDifferentiable(x);
                     if (first != null) {
                         delegate.set(first);
-                        lastReceived = first;
                     }
-                }
-                // The component's results lead backward to what it received; a delegate that no
-                // received list could take is tied to the results instead.
-                if (delegate.get() == lastReceived) {
-                    delegate.set(null);
-                }
-                x = delegate.tieInto(e.component.forward(xs));
-            }
-            delegateIsOutput = false;
-            if (e.rankOut == null) {
-                y = x;
-                if (delegate.get() == null) {
-                    delegate.set(firstDifferentiable(y));
-                    delegateIsOutput = true;
-                }
-            } else {
-                for (int r : e.rankOut) {
-                    x = delegate.tieInto(x);
-                    if (r == me) {
-                        toSelf.add(x);
-                        Tensor first = firstDifferentiable(x);
-                        if (first != null) {
-                            delegate.set(first);
-                        }
-                    } else {
-                        int tag = tagBase + sentTo.merge(r, 1, Integer::sum) - 1;
-                        tags.checkUserTag("MultiNodeChainList " + e.name, tag);
-                        delegate.join(Functions.sendAll(x, comm, r, tag));
-                    }
-                    delegateIsOutput = false;
+                } else {
+                    int tag = tagBase + sentTo.merge(r, 1, Integer::sum) - 1;
+                    tags.checkUserTag("MultiNodeChainList " + e.name, tag);
+                    delegate.join(Functions.sendAll(x, comm, r, tag));
                 }
             }
         }
-        if (!toSelf.isEmpty()) {
-            throw new IllegalStateException("MultiNodeChainList: " + toSelf.size() + " result(s) sent to this rank ("
-                    + me + ") were never received by a later component; check that rankIn and rankOut correspond");
+
+        /** The model output tied to the pending delegate, or the delegate alone. */
+        List<Tensor> result() {
+            if (!toSelf.isEmpty()) {
+                throw new IllegalStateException("MultiNodeChainList: " + toSelf.size() + " result(s) sent to this"
+                        + " rank (" + me + ") were never received by a later component; check that rankIn and"
+                        + " rankOut correspond");
+            }
+            Tensor d = delegate.get();
+            if (y != null) {
+                return delegateIsOutput || d == null ? y : Functions.pseudoConnect(d, y);
+            }
+            if (d == null) {
+                throw new IllegalStateException("MultiNodeChainList: no component produced an output or sent anything");
+            }
+            return new ArrayList<>(List.of(d));
         }
-        Tensor d = delegate.get();
-        if (y != null) {
-            return delegateIsOutput || d == null ? y : Functions.pseudoConnect(d, y);
-        }
-        if (d == null) {
-            throw new IllegalStateException("MultiNodeChainList: no component produced an output or sent anything");
-        }
-        return new ArrayList<>(List.of(d));
     }
 
     /**
