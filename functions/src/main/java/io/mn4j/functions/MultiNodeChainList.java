@@ -17,28 +17,15 @@ import org.bytedeco.pytorch.Tensor;
 /**
  * A model made of components that receive their inputs from other ranks and send their outputs
  * to other ranks, in the style of ChainerMN's {@code MultiNodeChainList}. Every rank builds its
- * own list (typically different per rank); {@link #forward} runs the components in the order
- * they were added, wiring {@link Functions#sendAll}, {@link Functions#recvAll} and
- * {@link Functions#pseudoConnect} so that one {@code backward()} on what it returns runs every
- * component's backward in reverse order, with the gradients travelling between ranks.
- *
- * <p>Each component is added with:
- * <ul>
- *   <li>{@code rankIn}: null to take the model's inputs, or the ranks to receive from (the
- *       component gets the concatenation of the received lists, in {@code rankIn} order). This
- *       rank's own number means "what an earlier component of this list sent to this rank".</li>
- *   <li>{@code rankOut}: null to make the component's result the model's output (at most one
- *       such component), or the ranks to send the result to (this rank's own number passes it to a
- *       later component of this list).</li>
- * </ul>
- * {@link #forward} returns the model output, or, on a rank whose components all send, the
- * delegate variable to call {@code backward()} on. Components with parameters are registered as
- * submodules, so {@code parameters()} of the list gives them to an optimizer.
+ * own list; {@link #forward} runs the components in the order they were added, wired with
+ * sendAll, recvAll and pseudoConnect so that one {@code backward()} on what it returns (the model
+ * output, or on a rank whose components all send, the delegate) runs every component's backward
+ * in reverse order. Components with parameters are registered as submodules, so
+ * {@code parameters()} gives them to an optimizer.
  *
  * <p>Messages are tagged {@code tagBase + k} for the k-th message between the same two ranks in
- * one forward pass, so that the sender's and the receiver's lists agree on every edge without
- * coordination, as long as both list their exchanges with each other in the same order (which
- * ChainerMN requires as well).
+ * one forward pass, so that both ends agree on every edge without coordination, as long as both
+ * list their exchanges with each other in the same order (which ChainerMN requires as well).
  */
 public class MultiNodeChainList extends Module {
     /**
@@ -99,8 +86,11 @@ public class MultiNodeChainList extends Module {
      * @param name unique within the list (also the submodule name of {@code module})
      * @param module the component's parameters (registered as a submodule), or null
      * @param component what the component computes
-     * @param rankIn null (use the model's inputs) or the ranks to receive from
-     * @param rankOut null (the result is the model's output) or the ranks to send to
+     * @param rankIn null (use the model's inputs) or the ranks to receive from: the component
+     *     gets the concatenation of the received lists, in this order; this rank's own number
+     *     means "what an earlier component of this list sent to this rank"
+     * @param rankOut null (the result is the model's output; at most one component) or the ranks
+     *     to send the result to; this rank's own number passes it to a later component of this list
      * @return this list
      */
     public MultiNodeChainList add(String name, Module module, Component component, int[] rankIn, int[] rankOut) {
