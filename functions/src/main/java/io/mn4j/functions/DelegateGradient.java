@@ -16,7 +16,7 @@ record DelegateGradient(boolean present, long[] shape, torch.ScalarType dtype) {
                 : new DelegateGradient(true, Tensors.shape(delegateOrNull), delegateOrNull.scalar_type());
     }
 
-    /** The input gradients of a function whose only input is the delegate (none without one). */
+    /** The delegate's entry in a list of input gradients: one, or none without a delegate. */
     List<Tensor> gradients() {
         return present ? Collections.singletonList(zeroIfTiny()) : List.of();
     }
