@@ -14,13 +14,14 @@ import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.GradMode;
+import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.global.torch;
 
 /**
  * What the differentiable functions remember per communicator: the layout of its gradient tags
- * (from its MPI_TAG_UB), occurrence counters for them, the number of collectives called so far (to check that every rank
- * backpropagates them in the same order), and nonblocking sends still in flight.
+ * (from its MPI_TAG_UB), occurrence counters for them, the number of collectives called so far (to
+ * check that every rank backpropagates them in the same order), and nonblocking sends in flight.
  */
 final class CommState {
     private static final Map<Communicator, CommState> STATES = Collections.synchronizedMap(new WeakHashMap<>());
@@ -124,9 +125,13 @@ final class CommState {
         return ++collectives;
     }
 
-    /** Keeps a nonblocking send until it completes. */
-    synchronized void track(SendHandle h) {
-        pending.add(h);
+    /** Starts sending {@code t} (the handle holds it while MPI reads it) and keeps the send until it completes. */
+    SendHandle isend(Communicator comm, Tensor t, int dst, int tag) {
+        SendHandle h = comm.isend(t, dst, tag);
+        synchronized (this) {
+            pending.add(h);
+        }
+        return h;
     }
 
     /** Forgets the sends that have completed (testing them also moves MPI along). */
@@ -153,11 +158,9 @@ final class CommState {
     }
 
     /**
-     * Collective backward passes must run in the same order on every rank, or they would pair
-     * different collectives. Every rank states the number of the collective it is about to
-     * backpropagate; if they differ, every rank throws the same explanation instead of hanging or
-     * mixing data. The number travels as the shape of an empty tensor: the communicator's own
-     * check that all ranks pass the same shape is the comparison, one tiny allreduce in all.
+     * Throws the same explanation on every rank if the ranks are about to backpropagate different
+     * collectives, which would pair wrong data or hang: one tiny allreduce, in which the collective's
+     * number travels as the shape of an empty tensor and the communicator's shape check compares it.
      */
     void checkOrder(Communicator comm, String op, long id) {
         if (!CHECK_ORDER) {

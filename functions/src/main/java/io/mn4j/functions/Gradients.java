@@ -2,9 +2,10 @@ package io.mn4j.functions;
 
 import io.mn4j.communicator.CommunicationException;
 import io.mn4j.tensor.Tensors;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import org.bytedeco.pytorch.Tensor;
-import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.global.torch;
 
 /** How gradients travel between ranks: which tensors carry one, and the zero-gradient marker. */
@@ -19,12 +20,21 @@ final class Gradients {
 
     /** The message that stands for "zero gradient": an empty tensor, whatever the shape. */
     static Tensor zeroGradientMarker(torch.ScalarType dtype) {
-        return torch.empty(new long[] {0}, new TensorOptions(dtype), null);
+        return Tensors.empty(dtype, 0);
     }
 
     /** What goes over the wire for gradient {@code g}: {@code g}, or the marker when it is null. */
     static Tensor gradientOrMarker(Tensor g, torch.ScalarType dtype) {
         return g != null ? g : zeroGradientMarker(dtype);
+    }
+
+    /** {@link #gradientOrMarker} of every gradient, {@code dtypes[j]} the dtype of the j-th. */
+    static List<Tensor> gradientsOrMarkers(List<Tensor> grads, torch.ScalarType[] dtypes) {
+        List<Tensor> out = new ArrayList<>(grads.size());
+        for (int j = 0; j < grads.size(); j++) {
+            out.add(gradientOrMarker(grads.get(j), dtypes[j]));
+        }
+        return out;
     }
 
     /** A received gradient, or null when the peer sent the zero-gradient marker. */
@@ -39,12 +49,15 @@ final class Gradients {
         return g;
     }
 
-    /** The gradient a delegate gets: zero (allocated only when it is tiny), else none. */
-    static Tensor delegateGradient(long[] shape, torch.ScalarType dtype) {
-        long n = 1;
-        for (long s : shape) {
-            n *= s;
+    /** Sum of received gradients (in place into the first, which is ours), skipping zero markers. */
+    static Tensor sumReceived(List<Tensor> parts, long[] shape, String context) {
+        Tensor acc = null;
+        for (int r = 0; r < parts.size(); r++) {
+            Tensor g = receivedGradient(parts.get(r), shape, context + " from rank " + r);
+            if (g != null) {
+                acc = acc == null ? g : acc.add_(g);
+            }
         }
-        return n <= 1 ? torch.zeros(shape, new TensorOptions(dtype)) : null;
+        return acc;
     }
 }

@@ -3,6 +3,8 @@ package io.mn4j.functions;
 import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.ReduceOp;
 import io.mn4j.tensor.Tensors;
+import java.util.Arrays;
+import org.bytedeco.pytorch.Module;
 import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.ScalarTypeOptional;
@@ -25,7 +27,7 @@ import org.bytedeco.pytorch.global.torch;
  * statistics are used and nothing is communicated. The running variance is updated with the
  * unbiased variance of the global batch, as LibTorch's BatchNorm does.
  */
-public class MultiNodeBatchNorm extends org.bytedeco.pytorch.Module {
+public class MultiNodeBatchNorm extends Module {
     private final Communicator comm;
     private final long features;
     private final double eps;
@@ -91,7 +93,7 @@ public class MultiNodeBatchNorm extends org.bytedeco.pytorch.Module {
                     + Tensors.describe(x));
         }
         long[] view = new long[(int) x.dim()];
-        java.util.Arrays.fill(view, 1);
+        Arrays.fill(view, 1);
         view[1] = features;
         long[] dims = new long[(int) x.dim() - 1];
         for (int d = 0, k = 0; d < x.dim(); d++) {

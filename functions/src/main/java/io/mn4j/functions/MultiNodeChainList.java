@@ -17,28 +17,15 @@ import org.bytedeco.pytorch.Tensor;
 /**
  * A model made of components that receive their inputs from other ranks and send their outputs
  * to other ranks, in the style of ChainerMN's {@code MultiNodeChainList}. Every rank builds its
- * own list (typically different per rank); {@link #forward} runs the components in the order
- * they were added, wiring {@link Functions#sendAll}, {@link Functions#recvAll} and
- * {@link Functions#pseudoConnect} so that one {@code backward()} on what it returns runs every
- * component's backward in reverse order, with the gradients travelling between ranks.
- *
- * <p>Each component is added with:
- * <ul>
- *   <li>{@code rankIn}: null to take the model's inputs, or the ranks to receive from (the
- *       component gets the concatenation of the received lists, in {@code rankIn} order). This
- *       rank's own number means "what an earlier component of this list sent to this rank".</li>
- *   <li>{@code rankOut}: null to make the component's result the model's output (at most one
- *       such component), or the ranks to send the result to (this rank's own number passes it to a
- *       later component of this list).</li>
- * </ul>
- * {@link #forward} returns the model output, or, on a rank whose components all send, the
- * delegate variable to call {@code backward()} on. Components with parameters are registered as
- * submodules, so {@code parameters()} of the list gives them to an optimizer.
+ * own list; {@link #forward} runs the components in the order they were added, wired with
+ * sendAll, recvAll and pseudoConnect so that one {@code backward()} on what it returns (the model
+ * output, or on a rank whose components all send, the delegate) runs every component's backward
+ * in reverse order. Components with parameters are registered as submodules, so
+ * {@code parameters()} gives them to an optimizer.
  *
  * <p>Messages are tagged {@code tagBase + k} for the k-th message between the same two ranks in
- * one forward pass, so that the sender's and the receiver's lists agree on every edge without
- * coordination, as long as both list their exchanges with each other in the same order (which
- * ChainerMN requires as well).
+ * one forward pass, so that both ends agree on every edge without coordination, as long as both
+ * list their exchanges with each other in the same order (which ChainerMN requires as well).
  */
 public class MultiNodeChainList extends Module {
     /**
@@ -99,8 +86,11 @@ public class MultiNodeChainList extends Module {
      * @param name unique within the list (also the submodule name of {@code module})
      * @param module the component's parameters (registered as a submodule), or null
      * @param component what the component computes
-     * @param rankIn null (use the model's inputs) or the ranks to receive from
-     * @param rankOut null (the result is the model's output) or the ranks to send to
+     * @param rankIn null (use the model's inputs) or the ranks to receive from: the component
+     *     gets the concatenation of the received lists, in this order; this rank's own number
+     *     means "what an earlier component of this list sent to this rank"
+     * @param rankOut null (the result is the model's output; at most one component) or the ranks
+     *     to send the result to; this rank's own number passes it to a later component of this list
      * @return this list
      */
     public MultiNodeChainList add(String name, Module module, Component component, int[] rankIn, int[] rankOut) {
@@ -149,99 +139,124 @@ public class MultiNodeChainList extends Module {
      * the delegate variable if no component produces the output here.
      */
     public List<Tensor> forwardAll(List<Tensor> inputs) {
-        Deque<List<Tensor>> toSelf = new ArrayDeque<>();
-        Map<Integer, Integer> sentTo = new HashMap<>();
-        Map<Integer, Integer> receivedFrom = new HashMap<>();
-        List<Tensor> y = null;
-        Delegate delegate = new Delegate();
-        boolean delegateIsOutput = false;
-        int me = comm.rank();
-        for (int c = 0; c < entries.size(); c++) {
-            Entry e = entries.get(c);
-            List<Tensor> x;
-            if (e.rankIn == null) {
-                // The earlier components' backward must run after this one's: tie them to its
-                // inputs, or, when those carry no gradient, to its results.
-                if (Delegate.canTake(inputs)) {
-                    Tensor pending = delegate.get();
-                    x = e.component.forward(delegate.tieInto(inputs));
-                    if (!Delegate.canTake(x)) {
-                        // Results without a gradient (integers) do not lead backward to the inputs.
-                        delegate.set(pending);
-                    }
-                } else {
-                    x = delegate.tieInto(e.component.forward(inputs));
-                }
+        ForwardPass pass = new ForwardPass();
+        for (Entry e : entries) {
+            List<Tensor> x = e.rankIn == null ? pass.runOnModelInputs(e, inputs) : pass.receiveAndRun(e);
+            if (e.rankOut == null) {
+                pass.keepAsOutput(x);
             } else {
-                List<Tensor> xs = new ArrayList<>();
-                Tensor lastReceived = null;
-                for (int r : e.rankIn) {
-                    List<Tensor> got;
-                    if (r == me) {
-                        got = toSelf.poll();
-                        if (got == null) {
-                            throw new IllegalStateException("MultiNodeChainList: component " + e.name + " receives"
-                                    + " from this rank (" + me + ") but no earlier component sent to it");
-                        }
-                        got = delegate.tieInto(got);
-                    } else {
-                        int tag = tagBase + receivedFrom.merge(r, 1, Integer::sum) - 1;
-                        tags.checkUserTag("MultiNodeChainList " + e.name, tag);
-                        got = Functions.recvAllOrLeaveDelegate(comm, r, tag, delegate.get());
-                        delegate.takenBy(got);
+                pass.sendOut(e, x);
+            }
+        }
+        return pass.result();
+    }
+
+    /** The state of one {@link #forwardAll}: what is on its way, the delegate, the output. */
+    private final class ForwardPass {
+        private final Deque<List<Tensor>> toSelf = new ArrayDeque<>();
+        private final Map<Integer, Integer> sentTo = new HashMap<>();
+        private final Map<Integer, Integer> receivedFrom = new HashMap<>();
+        private final Delegate delegate = new Delegate();
+        private final int me = comm.rank();
+        private List<Tensor> y;
+        private boolean delegateIsOutput;
+
+        /** A component that takes the model's inputs. */
+        List<Tensor> runOnModelInputs(Entry e, List<Tensor> inputs) {
+            delegateIsOutput = false;
+            // The earlier components' backward must run after this one's: tie them to its
+            // inputs, or, when those carry no gradient, to its results.
+            if (Delegate.canTake(inputs)) {
+                Tensor pending = delegate.get();
+                List<Tensor> x = e.component.forward(delegate.tieInto(inputs));
+                if (!Delegate.canTake(x)) {
+                    // Results without a gradient (integers) do not lead backward to the inputs.
+                    delegate.set(pending);
+                }
+                return x;
+            }
+            return delegate.tieInto(e.component.forward(inputs));
+        }
+
+        /** A component that takes what it receives from {@code rankIn}. */
+        List<Tensor> receiveAndRun(Entry e) {
+            delegateIsOutput = false;
+            List<Tensor> xs = new ArrayList<>();
+            Tensor lastReceived = null;
+            for (int r : e.rankIn) {
+                List<Tensor> got;
+                if (r == me) {
+                    got = toSelf.poll();
+                    if (got == null) {
+                        throw new IllegalStateException("MultiNodeChainList: component " + e.name + " receives"
+                                + " from this rank (" + me + ") but no earlier component sent to it");
                     }
-                    xs.addAll(got);
-                    // Chain the next receive to this one, so their backwards run in reverse order.
-                    Tensor first = firstDifferentiable(got);
+                    got = delegate.tieInto(got);
+                } else {
+                    int tag = tagBase + receivedFrom.merge(r, 1, Integer::sum) - 1;
+                    tags.checkUserTag("MultiNodeChainList " + e.name, tag);
+                    got = PointToPoint.recvAllOrLeaveDelegate(comm, r, tag, delegate.get());
+                    delegate.takenBy(got);
+                }
+                xs.addAll(got);
+                // Chain the next receive to this one, so their backwards run in reverse order.
+                Tensor first = firstDifferentiable(got);
+                if (first != null) {
+                    delegate.set(first);
+                    lastReceived = first;
+                }
+            }
+            // The component's results lead backward to what it received; a delegate that no
+            // received list could take is tied to the results instead.
+            if (delegate.get() == lastReceived) {
+                delegate.set(null);
+            }
+            return delegate.tieInto(e.component.forward(xs));
+        }
+
+        /** The result of the component with rankOut null: the model output. */
+        void keepAsOutput(List<Tensor> x) {
+            y = x;
+            if (delegate.get() == null) {
+                delegate.set(firstDifferentiable(y));
+                delegateIsOutput = true;
+            }
+        }
+
+        /** Sends a component's result to every rank of {@code rankOut} (this rank: a later component). */
+        void sendOut(Entry e, List<Tensor> x) {
+            for (int r : e.rankOut) {
+                x = delegate.tieInto(x);
+                if (r == me) {
+                    toSelf.add(x);
+                    Tensor first = firstDifferentiable(x);
                     if (first != null) {
                         delegate.set(first);
-                        lastReceived = first;
                     }
-                }
-                // The component's results lead backward to what it received; a delegate that no
-                // received list could take is tied to the results instead.
-                if (delegate.get() == lastReceived) {
-                    delegate.set(null);
-                }
-                x = delegate.tieInto(e.component.forward(xs));
-            }
-            delegateIsOutput = false;
-            if (e.rankOut == null) {
-                y = x;
-                if (delegate.get() == null) {
-                    delegate.set(firstDifferentiable(y));
-                    delegateIsOutput = true;
-                }
-            } else {
-                for (int r : e.rankOut) {
-                    x = delegate.tieInto(x);
-                    if (r == me) {
-                        toSelf.add(x);
-                        Tensor first = firstDifferentiable(x);
-                        if (first != null) {
-                            delegate.set(first);
-                        }
-                    } else {
-                        int tag = tagBase + sentTo.merge(r, 1, Integer::sum) - 1;
-                        tags.checkUserTag("MultiNodeChainList " + e.name, tag);
-                        delegate.join(Functions.sendAll(x, comm, r, tag));
-                    }
-                    delegateIsOutput = false;
+                } else {
+                    int tag = tagBase + sentTo.merge(r, 1, Integer::sum) - 1;
+                    tags.checkUserTag("MultiNodeChainList " + e.name, tag);
+                    delegate.join(Functions.sendAll(x, comm, r, tag));
                 }
             }
         }
-        if (!toSelf.isEmpty()) {
-            throw new IllegalStateException("MultiNodeChainList: " + toSelf.size() + " result(s) sent to this rank ("
-                    + me + ") were never received by a later component; check that rankIn and rankOut correspond");
+
+        /** The model output tied to the pending delegate, or the delegate alone. */
+        List<Tensor> result() {
+            if (!toSelf.isEmpty()) {
+                throw new IllegalStateException("MultiNodeChainList: " + toSelf.size() + " result(s) sent to this"
+                        + " rank (" + me + ") were never received by a later component; check that rankIn and"
+                        + " rankOut correspond");
+            }
+            Tensor d = delegate.get();
+            if (y != null) {
+                return delegateIsOutput || d == null ? y : Functions.pseudoConnect(d, y);
+            }
+            if (d == null) {
+                throw new IllegalStateException("MultiNodeChainList: no component produced an output or sent anything");
+            }
+            return new ArrayList<>(List.of(d));
         }
-        Tensor d = delegate.get();
-        if (y != null) {
-            return delegateIsOutput || d == null ? y : Functions.pseudoConnect(d, y);
-        }
-        if (d == null) {
-            throw new IllegalStateException("MultiNodeChainList: no component produced an output or sent anything");
-        }
-        return new ArrayList<>(List.of(d));
     }
 
     /**
@@ -308,7 +323,7 @@ public class MultiNodeChainList extends Module {
         for (int r : ranks) {
             if (r < 0 || r >= comm.size()) {
                 throw new IllegalArgumentException("MultiNodeChainList: component " + name + " has " + what + " "
-                        + Functions.ranks(ranks) + " with rank " + r + " outside [0, " + comm.size() + ")");
+                        + Arrays.toString(ranks) + " with rank " + r + " outside [0, " + comm.size() + ")");
             }
         }
     }

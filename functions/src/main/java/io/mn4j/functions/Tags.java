@@ -1,28 +1,11 @@
 package io.mn4j.functions;
 
 /**
- * Message tags of the differentiable point-to-point functions on one communicator.
- *
- * <p>A forward message uses the caller's tag. The gradient that travels back for it uses a tag
- * derived from that tag and from the message's occurrence number on its (peer, tag) pair: the
- * k-th send from rank a to rank b with tag t matches the k-th receive on b from a with tag t
- * (MPI does not let messages on one pair and tag overtake each other), so both ends compute the
- * same k without talking. Each gradient therefore has a tag of its own, and gradients may be sent
- * and received in any order during backward without being mixed up.
- *
- * <p>Layout: a gradient tag is {@code G | tag << o | (k mod 2^o)}, where G is the highest power of
- * two that MPI_TAG_UB allows (so gradient tags never meet caller tags) and the bits below it are
- * shared between caller tags (u bits) and occurrence numbers (o bits). MPI_TAG_UB depends on the
- * MPI library and network: 2^31-1 over Open MPI's shared memory gives u = 16, o = 14 (tags below
- * 65536, occurrences modulo 16384); UCX's 2^23-1 gives u = 16, o = 6; the standard's minimum,
- * 32767, gives u = 8, o = 6. Occurrence numbers wrap around: gradients stay apart as long as
- * fewer than 2^o messages of one (peer, tag) pair await their backward at the same time.
- *
- * <p>The gradients of gather, scatter and alltoall travel point to point too, with tags in
- * [userLimit, G), which neither caller tags nor gradient tags use: the tag of the gradient of the
- * k-th floating-point tensor rank a sent rank b in those collectives is {@code userLimit + k mod
- * (G - userLimit)} (at least 16128 values, 2^30 - 2^16 with Open MPI's shared memory); a and b
- * count those messages alike because collectives are called in the same order on every rank.
+ * Message tags of the differentiable functions on one communicator, laid out from its MPI_TAG_UB:
+ * caller tags, then the tags of the gradients of gather, scatter and alltoall, then those of the
+ * point-to-point gradients, {@code G | tag << o | (k mod 2^o)} for the k-th message of a (peer,
+ * tag) pair, which both ends count alike without talking. Layout and limits:
+ * {@code functions/README.md}, "How it works".
  */
 final class Tags {
     /** Caller tags get at most this many bits: [0, 65536), whatever MPI allows. */

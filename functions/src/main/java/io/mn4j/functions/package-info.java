@@ -1,6 +1,6 @@
 /**
  * Differentiable communication and multi-node models in the style of ChainerMN, on LibTorch's
- * autograd.
+ * autograd; rules of use in {@code functions/README.md}.
  *
  * <ul>
  *   <li>{@link io.mn4j.functions.Functions}: send/recv with delegate variables, pseudoConnect,

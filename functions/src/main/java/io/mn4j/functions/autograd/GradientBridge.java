@@ -14,28 +14,11 @@ import org.bytedeco.pytorch.TensorBase;
 import org.bytedeco.pytorch.TensorTensorHook;
 
 /**
- * Joins values computed outside autograd to the tensor they were computed from, so that backward
- * delivers a gradient that code computes (LibTorch's own autograd, Java hooks, no C++).
- *
- * <p>A proxy, a view of the input ({@code x.view(shape)}: a distinct autograd node, no copy),
- * stands for the input; {@link #attach} adds {@code 0·sum(proxy)} to a
- * value so that the value's gradient must flow through the proxy; the proxy's hook then adds what
- * {@link #onInputGrad} computes. Because every attached value feeds the proxy, the proxy's hook
- * runs after all of their gradients are known — the point where a layer exchanges gradients with
- * the other ranks, in the same order on every rank.
- *
- * <p>Hooks are JavaCPP function pointers that must stay reachable while the graph lives: the
- * bridge keeps them (outside any {@link PointerScope}), and the {@link Registry} keeps the bridge
- * while a backward may still reach it. That ends with a pin, an empty index saved by a node of the
- * zero term, whose memory LibTorch frees when no later backward can run that node: when the node
- * has run in a backward without {@code retain_graph} (after the hooks of the attached values,
- * which precede it, and before the proxies' hooks), or when the graph is gone (also a forward under
- * grad mode whose output is dropped, such as a validation pass without {@code NoGradGuard}). A
- * graph kept with {@code retain_graph} keeps the pin, and every backward through it runs the hooks
- * again. So the bridge leaves the registry, and closes what it {@link #keep}s for backward, once
- * its pin is gone and no backward pass is between its first hook and its last input hook. The
- * proxies and the zero term are ordinary tensors of the caller's scope: autograd keeps what it
- * needs of them, so the caller may release them once the bridge is wired.
+ * Joins values computed outside autograd to the tensors they were computed from, so that backward
+ * delivers gradients that Java code computes: {@link #attach} routes a value's gradient through a
+ * proxy of the inputs, whose hook adds what {@link #onInputGrad} computes once every attached
+ * value's gradient is known. A {@link Registry} keeps each bridge and its hooks while a backward
+ * may still reach them; the mechanism and its lifetime: {@code functions/README.md}, "How it works".
  */
 public final class GradientBridge {
     /** Keeps bridges alive until their backward has run or their graph is gone. */

@@ -11,27 +11,17 @@ import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.global.torch;
 
 /**
- * Pins: tiny tensors that tell their owner when LibTorch frees them, so that Java objects an
+ * Pins: tiny tensors that tell their owner when LibTorch frees them, so that the Java objects an
  * autograd graph needs (hook function pointers, which C++ references only weakly) live exactly as
  * long as the graph holds the pin.
  *
- * <p>Contract: {@link #index} and {@link #leaf} make a tensor over 8 bytes of native memory with a
- * deleter, and remember {@code owner} under that memory's address. When LibTorch frees the memory
- * (the last tensor or saved variable holding it is gone: a node that saved it has run and dropped
- * it, or its graph was destroyed, or the returned handle was closed with nothing else holding it),
- * the entry is removed, {@code onRelease} is called once with the owner, and the memory is freed.
- * Until then the owner is strongly reachable from this registry and from nothing else that this
- * class adds. The returned handle belongs to the caller (and to its {@code PointerScope}, if any),
- * like any tensor LibTorch returns.
- *
- * <p>Thread-safety: pins may be made and released on any thread at the same time; {@code
- * onRelease} runs on the thread that frees the pin (an autograd engine thread, the thread that
- * closes the graph's last tensor, or JavaCPP's deallocator thread), without a lock of this class.
- *
- * <p>A registry is meant to be a constant (a {@code static final} field): its deleter and the
- * pins' options are native objects kept for the life of the JVM, since a pin may be freed at any
- * time after the registry's last use. Cost per pin: one 8-byte allocation, one map entry and one
- * {@code from_blob}; per release, one map removal.
+ * <p>{@link #index} and {@link #leaf} make a tensor over 8 bytes of native memory with a deleter
+ * and hold {@code owner} (strongly) until LibTorch frees that memory: when the last tensor or saved
+ * variable holding it is gone (a node that saved it has run, its graph was destroyed, or the handle
+ * was closed with nothing else holding it), {@code onRelease} is called once with the owner, on the
+ * thread that frees it and without a lock of this class. The returned handle belongs to the caller
+ * (and its {@code PointerScope}). Pins may be made and released on any thread. A registry is meant
+ * to be a {@code static final} constant: a pin may be freed at any time after its last use.
  *
  * @param <T> the owner type
  */
@@ -57,10 +47,10 @@ public final class Pins<T> {
     }
 
     /**
-     * A native object that lives as long as the JVM: this may be first used inside a caller's
-     * PointerScope, whose close must not free it.
+     * A native object that lives as long as the JVM: this package's constants may be made inside
+     * a caller's PointerScope, whose close must not free them.
      */
-    private static <P extends Pointer> P permanent(P p) {
+    static <P extends Pointer> P permanent(P p) {
         p.retainReference();
         return p;
     }

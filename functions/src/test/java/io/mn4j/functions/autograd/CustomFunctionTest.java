@@ -14,10 +14,12 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.BoolOptional;
 import org.bytedeco.pytorch.Device;
 import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorArrayRefOptional;
 import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.global.torch;
 import org.junit.jupiter.api.Test;
@@ -294,8 +296,8 @@ class CustomFunctionTest {
     void retainGraphRunsTheJavaBackwardAgain() {
         Tensor x = ramp(3, 1).requires_grad_(true);
         Tensor y = triple(x).outputs().get(0).sum();
-        y.backward(torch.ones(new long[0], F64), new org.bytedeco.pytorch.BoolOptional(true), false,
-                new org.bytedeco.pytorch.TensorArrayRefOptional());
+        y.backward(torch.ones(new long[0], F64), new BoolOptional(true), false,
+                new TensorArrayRefOptional());
         y.backward();
         assertEquals(0, maxDiff(x.grad(), torch.full(new long[] {3}, new Scalar(6.0), F64)));
     }
@@ -314,8 +316,8 @@ class CustomFunctionTest {
             return Collections.singletonList(grads.get(0).mul(new Scalar(2.0)));
         }, Schedule.NATURAL, null, "the peer sends one gradient").outputs().get(0);
         Tensor loss = out.sum();
-        loss.backward(torch.ones(new long[0], F64), new org.bytedeco.pytorch.BoolOptional(true), false,
-                new org.bytedeco.pytorch.TensorArrayRefOptional());
+        loss.backward(torch.ones(new long[0], F64), new BoolOptional(true), false,
+                new TensorArrayRefOptional());
         RuntimeException e = assertThrows(RuntimeException.class, loss::backward);
         assertTrue(e.getMessage().contains("once: its backward already ran; the peer sends one gradient"),
                 e.getMessage());

@@ -1,8 +1,9 @@
 package io.mn4j.mpitests.functions;
 
-import static io.mn4j.mpitests.functions.Fx.TOL;
-import static io.mn4j.mpitests.functions.Fx.det;
-import static io.mn4j.mpitests.functions.Fx.grad;
+import static io.mn4j.mpitests.functions.DeterministicFixtures.F64;
+import static io.mn4j.mpitests.functions.DeterministicFixtures.TOL;
+import static io.mn4j.mpitests.functions.DeterministicFixtures.det;
+import static io.mn4j.mpitests.functions.DeterministicFixtures.grad;
 
 import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.ReduceOp;
@@ -12,11 +13,12 @@ import io.mn4j.functions.autograd.CustomFunction;
 import io.mn4j.mpitests.Check;
 import io.mn4j.mpitests.Scenario;
 import io.mn4j.mpitests.ScenarioSuite;
-import io.mn4j.mpitests.functions.Fx.Lin;
+import io.mn4j.mpitests.functions.DeterministicFixtures.Lin;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiPredicate;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.BoolOptional;
 import org.bytedeco.pytorch.Scalar;
@@ -244,12 +246,12 @@ public class FunctionsSuite implements ScenarioSuite {
             if (r == 0) {
                 Tensor x = det(9100, 3).requires_grad_(true);
                 Functions.send(x, c, 1, 12).backward();
-                check.tensorsClose("unused on the peer: zero gradient", torch.zeros(new long[] {3}, Fx.F64), grad(x), 0);
+                check.tensorsClose("unused on the peer: zero gradient", torch.zeros(new long[] {3}, F64), grad(x), 0);
             } else {
                 Tensor w = det(9101, 3).requires_grad_(true);
                 Tensor y = Functions.recv(c, 0, 12);
                 Functions.pseudoConnect(y, w.mul(new Scalar(2.0)).sum()).backward();
-                check.tensorsClose("own gradient", torch.full(new long[] {3}, new Scalar(2.0), Fx.F64), w.grad(), 0);
+                check.tensorsClose("own gradient", torch.full(new long[] {3}, new Scalar(2.0), F64), w.grad(), 0);
             }
         }
         int root = n - 1;
@@ -257,7 +259,7 @@ public class FunctionsSuite implements ScenarioSuite {
         Tensor y = Functions.bcast(c, r == root ? x : null, root);
         if (r == root) {
             Functions.pseudoConnect(y, x.mul(coef(9300, r, 0, 2, 3)).sum()).backward();
-            Tensor expected = torch.zeros(new long[] {2, 3}, Fx.F64);
+            Tensor expected = torch.zeros(new long[] {2, 3}, F64);
             for (int k = 0; k < n; k++) {
                 expected = expected.add(coef(9300, k, 0, 2, 3));
             }
@@ -273,7 +275,7 @@ public class FunctionsSuite implements ScenarioSuite {
         } else {
             s.mul(coef(9600, r, 0, 4)).sum().backward();
         }
-        Tensor expected = torch.zeros(new long[] {4}, Fx.F64);
+        Tensor expected = torch.zeros(new long[] {4}, F64);
         for (int k = 1; k < n; k++) {
             expected = expected.add(coef(9600, k, 0, 4));
         }
@@ -296,7 +298,7 @@ public class FunctionsSuite implements ScenarioSuite {
         Tensor x = det(10 + r, r + 1, 3).requires_grad_(true);
         List<Tensor> ys = Functions.allgather(c, x);
         check.equal("outputs", n, ys.size());
-        Tensor loss = torch.zeros(new long[0], Fx.F64);
+        Tensor loss = torch.zeros(new long[0], F64);
         for (int j = 0; j < n; j++) {
             check.tensorsClose("value from " + j, det(10 + j, j + 1, 3), ys.get(j), 0);
             if (n == 1 || j != (r + 1) % n) {
@@ -304,7 +306,7 @@ public class FunctionsSuite implements ScenarioSuite {
             }
         }
         loss.backward();
-        Tensor expected = torch.zeros(new long[] {r + 1, 3}, Fx.F64);
+        Tensor expected = torch.zeros(new long[] {r + 1, 3}, F64);
         for (int k = 0; k < n; k++) {
             if (n == 1 || r != (k + 1) % n) {
                 expected = expected.add(coef(1000, k, r, r + 1, 3));
@@ -322,7 +324,7 @@ public class FunctionsSuite implements ScenarioSuite {
             xs.add(det(2000 + 10L * r + j, j + 1, 2).requires_grad_(true));
         }
         List<Tensor> ys = Functions.alltoall(c, xs);
-        Tensor loss = torch.zeros(new long[0], Fx.F64);
+        Tensor loss = torch.zeros(new long[0], F64);
         for (int k = 0; k < n; k++) {
             check.tensorsClose("value from " + k, det(2000 + 10L * k + r, r + 1, 2), ys.get(k), 0);
             loss = loss.add(ys.get(k).mul(coef(3000, r, k, r + 1, 2)).sum());
@@ -342,12 +344,12 @@ public class FunctionsSuite implements ScenarioSuite {
         int r = c.rank();
         int root = n - 1;
         Tensor x = det(4000, 2, 3).requires_grad_(true);
-        Tensor delegate = torch.zeros(new long[0], Fx.F64).requires_grad_(true);
+        Tensor delegate = torch.zeros(new long[0], F64).requires_grad_(true);
         Tensor y = Functions.bcast(c, r == root ? x : delegate, root);
         check.tensorsClose("value", x.detach(), y, 0);
         y.mul(coef(4100, r, 0, 2, 3)).sum().backward();
         if (r == root) {
-            Tensor expected = torch.zeros(new long[] {2, 3}, Fx.F64);
+            Tensor expected = torch.zeros(new long[] {2, 3}, F64);
             for (int k = 0; k < n; k++) {
                 expected = expected.add(coef(4100, k, 0, 2, 3));
             }
@@ -366,7 +368,7 @@ public class FunctionsSuite implements ScenarioSuite {
         List<Tensor> ys = Functions.gather(c, x, 0);
         if (r == 0) {
             check.equal("outputs at root", n, ys.size());
-            Tensor loss = torch.zeros(new long[0], Fx.F64);
+            Tensor loss = torch.zeros(new long[0], F64);
             for (int j = 0; j < n; j++) {
                 check.tensorsClose("value from " + j, det(5000 + j, j + 1, 2), ys.get(j), 0);
                 loss = loss.add(ys.get(j).mul(coef(5100, 0, j, j + 1, 2)).sum());
@@ -407,8 +409,8 @@ public class FunctionsSuite implements ScenarioSuite {
         for (ReduceOp op : new ReduceOp[] {ReduceOp.SUM, ReduceOp.MEAN}) {
             Tensor x = det(7000 + r, 3, 2).requires_grad_(true);
             Tensor y = Functions.allreduce(c, x, op);
-            Tensor value = torch.zeros(new long[] {3, 2}, Fx.F64);
-            Tensor expected = torch.zeros(new long[] {3, 2}, Fx.F64);
+            Tensor value = torch.zeros(new long[] {3, 2}, F64);
+            Tensor expected = torch.zeros(new long[] {3, 2}, F64);
             for (int k = 0; k < n; k++) {
                 value = value.add(det(7000 + k, 3, 2));
                 expected = expected.add(coef(7100, k, 0, 3, 2));
@@ -450,7 +452,7 @@ public class FunctionsSuite implements ScenarioSuite {
             Tensor x = part(floating(r), 5200 + r, r + 1, 2);
             List<Tensor> ys = Functions.gather(c, x, root);
             if (r == root) {
-                Tensor loss = torch.zeros(new long[0], Fx.F64);
+                Tensor loss = torch.zeros(new long[0], F64);
                 for (int j = 0; j < n; j++) {
                     check.tensorsClose(at + "value from " + j, expectedValue(floating(j), 5200 + j, j + 1, 2),
                             ys.get(j), 0);
@@ -507,7 +509,7 @@ public class FunctionsSuite implements ScenarioSuite {
         String[] names = {"(a) float between even ranks", "(b) float from even senders"};
         for (int p = 0; p < names.length; p++) {
             boolean fromEvenOnly = p == 1;
-            java.util.function.BiPredicate<Integer, Integer> fl = (from, to) ->
+            BiPredicate<Integer, Integer> fl = (from, to) ->
                     fromEvenOnly ? floating(from) : floating(from) && floating(to);
             int base = 3200 + 100 * p;
             List<Tensor> xs = new ArrayList<>();
@@ -515,7 +517,7 @@ public class FunctionsSuite implements ScenarioSuite {
                 xs.add(part(fl.test(r, j), base + 10L * r + j, j + 1, 2));
             }
             List<Tensor> ys = Functions.alltoall(c, xs);
-            Tensor loss = torch.zeros(new long[0], Fx.F64);
+            Tensor loss = torch.zeros(new long[0], F64);
             boolean any = false;
             for (int k = 0; k < n; k++) {
                 boolean f = fl.test(k, r);
@@ -545,7 +547,7 @@ public class FunctionsSuite implements ScenarioSuite {
         int r = c.rank();
         Tensor x = part(floating(r), 1200 + r, r + 1, 3);
         List<Tensor> ys = Functions.allgather(c, x);
-        Tensor loss = torch.zeros(new long[0], Fx.F64);
+        Tensor loss = torch.zeros(new long[0], F64);
         for (int j = 0; j < n; j++) {
             check.tensorsClose("value from " + j, expectedValue(floating(j), 1200 + j, j + 1, 3), ys.get(j), 0);
             if (floating(j)) {
@@ -554,7 +556,7 @@ public class FunctionsSuite implements ScenarioSuite {
         }
         loss.backward();
         if (floating(r)) {
-            Tensor expected = torch.zeros(new long[] {r + 1, 3}, Fx.F64);
+            Tensor expected = torch.zeros(new long[] {r + 1, 3}, F64);
             for (int k = 0; k < n; k++) {
                 expected = expected.add(coef(1300, k, r, r + 1, 3));
             }
@@ -576,7 +578,7 @@ public class FunctionsSuite implements ScenarioSuite {
         Tensor y = Functions.bcast(c, r == root ? xi : null, root);
         check.tensorsClose("int64 bcast value", xi, y, 0);
         if (n > 1) {
-            Tensor delegate = torch.zeros(new long[0], Fx.F64).requires_grad_(true);
+            Tensor delegate = torch.zeros(new long[0], F64).requires_grad_(true);
             if (r == root) {
                 Functions.bcast(c, xi, root);
                 check.isTrue("root of the refused call", true, "");
@@ -650,7 +652,7 @@ public class FunctionsSuite implements ScenarioSuite {
         if (c.size() == 1) {
             y2.sum().backward();
             y1.sum().backward();
-            check.tensorsClose("one rank: gradient", torch.ones(new long[] {4}, Fx.F64), a.grad(), 0);
+            check.tensorsClose("one rank: gradient", torch.ones(new long[] {4}, F64), a.grad(), 0);
             return;
         }
         Tensor first = r == 0 ? y1 : y2;
@@ -816,7 +818,7 @@ public class FunctionsSuite implements ScenarioSuite {
                 Tensor x = det(8701, 3).requires_grad_(true);
                 Functions.send(x, c, peer, 24).backward();
                 check.tensorsClose("gradient after the graphs were freed", torch.full(new long[] {3}, new Scalar(2.0),
-                        Fx.F64), grad(x), 0);
+                        F64), grad(x), 0);
             } else {
                 Tensor z = Functions.recv(c, peer, 24);
                 check.tensorsClose("message after the graphs were freed", det(8701, 3), z, 0);
@@ -861,7 +863,7 @@ public class FunctionsSuite implements ScenarioSuite {
             check.isTrue("34000 passes on one tag", firstProblem == null, firstProblem);
             if (me % 2 == 0) {
                 check.tensorsClose("gradients of the passes with backward", torch.full(new long[] {2},
-                        new Scalar(17_000.0), Fx.F64), grad(x), 0);
+                        new Scalar(17_000.0), F64), grad(x), 0);
             }
         }
         settled(c, check);
@@ -869,12 +871,12 @@ public class FunctionsSuite implements ScenarioSuite {
 
     /** backward() with create_graph=true (and a retained graph). */
     private static void backwardCreatingGraph(Tensor loss) {
-        loss.backward(torch.ones(new long[0], Fx.F64), new BoolOptional(true), true, new TensorArrayRefOptional());
+        loss.backward(torch.ones(new long[0], F64), new BoolOptional(true), true, new TensorArrayRefOptional());
     }
 
     /** backward() keeping the graph. */
     private static void backwardRetaining(Tensor loss) {
-        loss.backward(torch.ones(new long[0], Fx.F64), new BoolOptional(true), false, new TensorArrayRefOptional());
+        loss.backward(torch.ones(new long[0], F64), new BoolOptional(true), false, new TensorArrayRefOptional());
     }
 
     /**
@@ -887,7 +889,7 @@ public class FunctionsSuite implements ScenarioSuite {
         if (c.rank() % 2 == 0) {
             Tensor x = det(8500 + tag, 5).requires_grad_(true);
             Functions.send(x, c, peer, tag).backward();
-            check.tensorsClose(name + ": gradient", torch.full(new long[] {5}, new Scalar(factor), Fx.F64),
+            check.tensorsClose(name + ": gradient", torch.full(new long[] {5}, new Scalar(factor), F64),
                     grad(x), 0);
         } else {
             Tensor z = Functions.recv(c, peer, tag);
@@ -913,26 +915,26 @@ public class FunctionsSuite implements ScenarioSuite {
         check.throwsWith("allreduce: second backward after one without retain_graph", () -> y.mul(new Scalar(2.0)).sum().backward(),
                 "allreduce#", "its backward already ran", "retain_graph");
         check.tensorsClose("allreduce: gradient of the first pass only", torch.full(new long[] {4}, new Scalar(n),
-                Fx.F64), a.grad(), 0);
+                F64), a.grad(), 0);
         // Every rank runs both passes of a retained graph: a collective's backward runs twice.
         Tensor b = det(8250 + r, 4).requires_grad_(true);
         Tensor yb = Functions.allreduce(c, b, ReduceOp.SUM);
-        yb.sum().backward(new Tensor(), new org.bytedeco.pytorch.BoolOptional(true), false,
-                new org.bytedeco.pytorch.TensorArrayRefOptional());
+        yb.sum().backward(new Tensor(), new BoolOptional(true), false,
+                new TensorArrayRefOptional());
         yb.mul(new Scalar(2.0)).sum().backward();
         check.tensorsClose("allreduce: two passes of a retained graph on every rank", torch.full(new long[] {4},
-                new Scalar(3.0 * n), Fx.F64), b.grad(), 0);
+                new Scalar(3.0 * n), F64), b.grad(), 0);
         int peer = partner(c);
         if (peer < 0) {
             // No one to pair with (one rank, or the last of an odd number): settled() checks it.
         } else if (r % 2 == 0) {
             Tensor x = det(8600, 3).requires_grad_(true);
             Functions.send(x, c, peer, 21).backward();
-            check.tensorsClose("send: gradient of the receiver's first pass", torch.ones(new long[] {3}, Fx.F64),
+            check.tensorsClose("send: gradient of the receiver's first pass", torch.ones(new long[] {3}, F64),
                     grad(x), 0);
             Tensor x2 = det(8601, 3).requires_grad_(true);
             Functions.send(x2, c, peer, 22).backward();
-            check.tensorsClose("send: gradient of the receiver with a delegate", torch.ones(new long[] {3}, Fx.F64),
+            check.tensorsClose("send: gradient of the receiver with a delegate", torch.ones(new long[] {3}, F64),
                     grad(x2), 0);
             Tensor x3 = det(8602, 3).requires_grad_(true);
             Tensor phi = Functions.send(x3, c, peer, 21);
@@ -940,13 +942,13 @@ public class FunctionsSuite implements ScenarioSuite {
             check.throwsWith("send: second backward of a retained graph", phi::backward,
                     "send(rank " + r + " -> " + peer + ", tag 21)", "its backward already ran", "once per forward");
             check.tensorsClose("send: gradient of the first pass only", torch.full(new long[] {3}, new Scalar(2.0),
-                    Fx.F64), grad(x3), 0);
+                    F64), grad(x3), 0);
         } else {
             Tensor z = Functions.recv(c, peer, 21);
             z.sum().backward();
             check.throwsWith("recv: second backward", () -> z.mul(new Scalar(2.0)).sum().backward(),
                     "recv(rank " + r + " <- " + peer + ", tag 21)", "its backward already ran", "once per forward");
-            Tensor d = torch.zeros(new long[0], Fx.F64).requires_grad_(true);
+            Tensor d = torch.zeros(new long[0], F64).requires_grad_(true);
             Tensor zd = Functions.recv(c, peer, 22, d);
             zd.sum().backward();
             for (int i = 0; i < 3; i++) {

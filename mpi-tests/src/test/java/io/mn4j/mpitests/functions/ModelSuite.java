@@ -1,7 +1,9 @@
 package io.mn4j.mpitests.functions;
 
-import static io.mn4j.mpitests.functions.Fx.TOL;
-import static io.mn4j.mpitests.functions.Fx.det;
+import static io.mn4j.mpitests.functions.DeterministicFixtures.F64;
+import static io.mn4j.mpitests.functions.DeterministicFixtures.TOL;
+import static io.mn4j.mpitests.functions.DeterministicFixtures.det;
+import static io.mn4j.mpitests.functions.DeterministicFixtures.grad;
 
 import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.ReduceOp;
@@ -12,9 +14,9 @@ import io.mn4j.functions.MultiNodeOptimizer;
 import io.mn4j.mpitests.Check;
 import io.mn4j.mpitests.Scenario;
 import io.mn4j.mpitests.ScenarioSuite;
-import io.mn4j.mpitests.functions.Fx.Lin;
-import io.mn4j.mpitests.functions.Fx.Params;
-import io.mn4j.mpitests.functions.Fx.Worst;
+import io.mn4j.mpitests.functions.DeterministicFixtures.Lin;
+import io.mn4j.mpitests.functions.DeterministicFixtures.Params;
+import io.mn4j.mpitests.functions.DeterministicFixtures.Worst;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -22,9 +24,11 @@ import java.util.Map;
 import java.util.stream.IntStream;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Module;
+import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.SGD;
 import org.bytedeco.pytorch.SGDOptions;
 import org.bytedeco.pytorch.Scalar;
+import org.bytedeco.pytorch.ScalarTypeOptional;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorOptional;
 import org.bytedeco.pytorch.global.torch;
@@ -393,7 +397,7 @@ public class ModelSuite implements ScenarioSuite {
 
         private static Tensor withLabels(Lin b, Tensor h, Tensor labels) {
             Tensor counts = labels.to(torch.ScalarType.Double).sum(new long[] {1}, true,
-                    new org.bytedeco.pytorch.ScalarTypeOptional());
+                    new ScalarTypeOptional());
             return b.apply(h).add(counts.mul(new Scalar(0.1)));
         }
 
@@ -434,7 +438,7 @@ public class ModelSuite implements ScenarioSuite {
         String prefix = "r" + me + ".";
         // No optimizer runs: the reference's layers keep their values, only gradients are reset.
         Params ref = new Params();
-        try (var noGrad = new org.bytedeco.pytorch.NoGradGuard()) {
+        try (var noGrad = new NoGradGuard()) {
             // Creates every layer now, outside the per-iteration scopes that would free them.
             topo.reference(ref, xs.narrow(0, 0, 1), ts.narrow(0, 0, 1), n);
         }
@@ -468,8 +472,8 @@ public class ModelSuite implements ScenarioSuite {
                         continue;
                     }
                     Lin refLayer = ref.layers.get(e.getKey());
-                    worst.diff("grad " + e.getKey() + ".w", refLayer == null ? null : Fx.grad(refLayer.w), Fx.grad(e.getValue().w));
-                    worst.diff("grad " + e.getKey() + ".b", refLayer == null ? null : Fx.grad(refLayer.b), Fx.grad(e.getValue().b));
+                    worst.diff("grad " + e.getKey() + ".w", refLayer == null ? null : grad(refLayer.w), grad(e.getValue().w));
+                    worst.diff("grad " + e.getKey() + ".b", refLayer == null ? null : grad(refLayer.b), grad(e.getValue().b));
                 }
             }
         }
@@ -633,7 +637,7 @@ public class ModelSuite implements ScenarioSuite {
         Tensor all = det(700, total, 4, 2).mul(new Scalar(3.0)).add(new Scalar(1.0));
         Tensor coefficients = det(701, total, 4, 2);
         MultiNodeBatchNorm bn = new MultiNodeBatchNorm(c, 4, 1e-5, 0.1, true, torch.ScalarType.Double);
-        try (var noGrad = new org.bytedeco.pytorch.NoGradGuard()) {
+        try (var noGrad = new NoGradGuard()) {
             bn.weight().copy_(det(702, 4).add(new Scalar(1.0)));
             bn.bias().copy_(det(703, 4));
         }
@@ -644,18 +648,18 @@ public class ModelSuite implements ScenarioSuite {
         Tensor xr = all.clone().requires_grad_(true);
         Tensor w = det(702, 4).add(new Scalar(1.0)).requires_grad_(true);
         Tensor b = det(703, 4).requires_grad_(true);
-        Tensor rm = torch.zeros(new long[] {4}, Fx.F64);
-        Tensor rv = torch.ones(new long[] {4}, Fx.F64);
+        Tensor rm = torch.zeros(new long[] {4}, F64);
+        Tensor rv = torch.ones(new long[] {4}, F64);
         Tensor yr = torch.batch_norm(xr, new TensorOptional(w), new TensorOptional(b), new TensorOptional(rm),
                 new TensorOptional(rv), true, 0.1, 1e-5, false);
         yr.mul(coefficients).sum().backward();
 
         check.tensorsClose("output", yr.narrow(0, offset, BATCHES[me]), y, TOL);
-        check.tensorsClose("input gradient", xr.grad().narrow(0, offset, BATCHES[me]), Fx.grad(x), TOL);
+        check.tensorsClose("input gradient", xr.grad().narrow(0, offset, BATCHES[me]), grad(x), TOL);
         check.tensorsClose("weight gradient (summed over ranks)", w.grad(),
-                c.allreduce(Fx.grad(bn.weight()), ReduceOp.SUM), TOL);
+                c.allreduce(grad(bn.weight()), ReduceOp.SUM), TOL);
         check.tensorsClose("bias gradient (summed over ranks)", b.grad(),
-                c.allreduce(Fx.grad(bn.bias()), ReduceOp.SUM), TOL);
+                c.allreduce(grad(bn.bias()), ReduceOp.SUM), TOL);
         check.tensorsClose("running mean", rm, bn.runningMean(), TOL);
         check.tensorsClose("running variance", rv, bn.runningVar(), TOL);
 
@@ -680,10 +684,10 @@ public class ModelSuite implements ScenarioSuite {
         MultiNodeBatchNorm bn = new MultiNodeBatchNorm(c, 2, 1e-5, 0.1, true, torch.ScalarType.Half);
         Tensor y = bn.forward(all.narrow(0, me * rows, rows));
         Tensor xr = all.to(torch.ScalarType.Double);
-        Tensor rm = torch.zeros(new long[] {2}, Fx.F64);
-        Tensor rv = torch.ones(new long[] {2}, Fx.F64);
-        Tensor yr = torch.batch_norm(xr, new TensorOptional(torch.ones(new long[] {2}, Fx.F64)),
-                new TensorOptional(torch.zeros(new long[] {2}, Fx.F64)), new TensorOptional(rm),
+        Tensor rm = torch.zeros(new long[] {2}, F64);
+        Tensor rv = torch.ones(new long[] {2}, F64);
+        Tensor yr = torch.batch_norm(xr, new TensorOptional(torch.ones(new long[] {2}, F64)),
+                new TensorOptional(torch.zeros(new long[] {2}, F64)), new TensorOptional(rm),
                 new TensorOptional(rv), true, 0.1, 1e-5, false);
         check.tensorsClose("output", yr.narrow(0, me * rows, rows), y.to(torch.ScalarType.Double), 1e-2);
         check.tensorsClose("running mean", rm, bn.runningMean().to(torch.ScalarType.Double), 1e-2);

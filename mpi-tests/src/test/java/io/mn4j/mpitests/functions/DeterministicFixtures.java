@@ -1,6 +1,7 @@
 package io.mn4j.mpitests.functions;
 
 import io.mn4j.mpitests.Check;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.bytedeco.pytorch.Scalar;
@@ -12,11 +13,11 @@ import org.bytedeco.pytorch.global.torch;
  * Deterministic float64 data and small layers for the function tests: every rank can build every
  * rank's values (and so the one-process reference) without communicating.
  */
-final class Fx {
+final class DeterministicFixtures {
     static final TensorOptions F64 = new TensorOptions(torch.ScalarType.Double);
     static final double TOL = 1e-6;
 
-    private Fx() {
+    private DeterministicFixtures() {
     }
 
     /** A tensor of the given shape whose values depend only on {@code seed}: sin(0.7 seed + 1.3 i) / 2. */
@@ -78,7 +79,7 @@ final class Fx {
         void diff(String name, Tensor expected, Tensor actual) {
             double d;
             if (expected == null || actual == null
-                    || !java.util.Arrays.equals(expected.sizes().vec().get(), actual.sizes().vec().get())) {
+                    || !Arrays.equals(expected.sizes().vec().get(), actual.sizes().vec().get())) {
                 d = Double.POSITIVE_INFINITY;
             } else {
                 Tensor e = expected.to(torch.ScalarType.Double);
