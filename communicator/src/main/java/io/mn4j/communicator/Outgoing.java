@@ -67,15 +67,6 @@ record Outgoing(Tensor[] tensors, TensorHeader[] headers, long invalidCode, Stri
         return new Outgoing(tensors, headers, 0, null);
     }
 
-    /** Bytes this rank sends to ranks other than itself. */
-    long bytesToPeers(int self) {
-        long n = 0;
-        for (int r = 0; r < tensors.length; r++) {
-            n += r == self || headers[r] == null ? 0 : headers[r].nbytes;
-        }
-        return n;
-    }
-
     /** What a peer passed, from its invalid code. */
     static String describe(long code) {
         if (code == UNSENDABLE) {

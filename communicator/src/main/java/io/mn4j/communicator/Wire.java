@@ -86,7 +86,7 @@ final class Wire {
     /** Blocking send of a wire-ready tensor with its header; returns the payload bytes. */
     long send(Tensor data, TensorHeader h, int dst, int tag, String context) throws MPIException {
         requireSendable(dst, tag, context);
-        ByteBuffer buf = HeaderBuffers.mine(1);
+        ByteBuffer buf = HeaderBuffers.sendBuffer(1);
         long chunk = chunkBytes; // once: the header promises the chunks sent
         int length = packHeader(h, data, buf, chunk);
         headerComm.send(buf, length, MPI.BYTE, dst, tag);
@@ -147,7 +147,7 @@ final class Wire {
         // After the lookup: an earlier receive that failed (and left its payload queued) marks the
         // stream before it leaves the map.
         requireIntact(src, tag, context);
-        ByteBuffer buf = HeaderBuffers.all(1);
+        ByteBuffer buf = HeaderBuffers.receiveBuffer(1);
         headerComm.recv(buf, HeaderBuffers.MESSAGE_BYTES, MPI.BYTE, src, tag);
         TensorHeader h = readHeader(buf, src, context);
         boolean fits = into == null || TensorHeader.isDense(into) && h.matches(into);
