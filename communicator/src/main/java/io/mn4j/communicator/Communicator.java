@@ -1,5 +1,6 @@
 package io.mn4j.communicator;
 
+import io.mn4j.communicator.MpiCalls.MpiAction;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
@@ -48,6 +49,8 @@ import org.bytedeco.pytorch.Tensor;
 public final class Communicator implements AutoCloseable {
     /** Default chunk: the largest multiple of 8 bytes below MPI's int count limit. */
     public static final long DEFAULT_CHUNK_BYTES = (Integer.MAX_VALUE / 8) * 8L;
+
+    private static Communicator world;
 
     private final Intracomm comm;
     private final List<Intracomm> owned = new ArrayList<>();
@@ -107,8 +110,16 @@ public final class Communicator implements AutoCloseable {
      * installs a handler that ends the whole job when any thread throws, and sets LibTorch's
      * intra-op threads to the cores of this node divided by the ranks on it.
      */
-    public static Communicator world() {
-        return MpiJob.world();
+    public static synchronized Communicator world() {
+        if (world == null) {
+            MpiJob.start();
+            try {
+                world = new Communicator(MPI.COMM_WORLD, false);
+            } catch (MPIException e) {
+                throw new CommunicationException("MPI initialization failed: " + e.getMessage(), e);
+            }
+        }
+        return world;
     }
 
     /**
@@ -119,7 +130,7 @@ public final class Communicator implements AutoCloseable {
      * the cause.
      */
     public static void run(JobBody body) {
-        MpiJob.run(body);
+        MpiJob.run(() -> body.run(world()));
     }
 
     /**
@@ -523,7 +534,7 @@ public final class Communicator implements AutoCloseable {
 
     /** Broadcasts every parameter and buffer of {@code module} from {@code root}, in place. */
     public void bcastData(Module module, int root) {
-        ModelSync.bcastData(this, module, root);
+        ModelSync.forEachParameterAndBuffer(module, t -> bcastInto(t, root));
     }
 
     /**
@@ -531,7 +542,7 @@ public final class Communicator implements AutoCloseable {
      * zeros), in parameter order, with one allreduce.
      */
     public void meanGrad(Module module) {
-        ModelSync.meanGrad(this, module);
+        ModelSync.reduceGradients(module, flat -> allreduceInto(flat, flat, ReduceOp.MEAN));
     }
 
     /**
@@ -539,7 +550,7 @@ public final class Communicator implements AutoCloseable {
      * zeros), for losses that each rank computes a share of; in parameter order, with one allreduce.
      */
     public void sumGrad(Module module) {
-        ModelSync.sumGrad(this, module);
+        ModelSync.reduceGradients(module, flat -> allreduceInto(flat, flat, ReduceOp.SUM));
     }
 
     // ------------------------------------------------------------------------------------------
@@ -567,7 +578,7 @@ public final class Communicator implements AutoCloseable {
         }
         closed = true;
         p2p.close();
-        if (!MpiJob.enteringMpiUnlessEnding()) {
+        if (!MpiCalls.enterUnlessEnding()) {
             return; // the job is ending: finalization frees the MPI communicators, maybe already did
         }
         try {
@@ -577,32 +588,18 @@ public final class Communicator implements AutoCloseable {
         } catch (MPIException e) {
             throw new CommunicationException("freeing a communicator: " + e.getMessage(), e);
         } finally {
-            MpiJob.leftMpi();
+            MpiCalls.leave();
         }
     }
 
-    /** MPI calls of one operation. */
-    @FunctionalInterface
-    private interface MpiAction<T> {
-        T run() throws MPIException;
-    }
-
     /**
-     * Runs an operation's MPI calls, MPI errors as {@link CommunicationException}s. A closed
-     * communicator's MPI handles are freed: using them would abort the job (MPI_ERR_COMM), so the
-     * operation throws here instead.
+     * Runs an operation's MPI calls ({@link MpiCalls#run}). A closed communicator's MPI handles are
+     * freed: using them would abort the job (MPI_ERR_COMM), so the operation throws here instead.
      */
     private <T> T inMpi(String op, MpiAction<T> action) {
         if (closed) {
             throw new IllegalStateException(op + " on rank " + rank + ": communicator closed (close() was called)");
         }
-        MpiJob.enteringMpi();
-        try {
-            return action.run();
-        } catch (MPIException e) {
-            throw new CommunicationException(op + ": MPI error: " + e.getMessage(), e);
-        } finally {
-            MpiJob.leftMpi();
-        }
+        return MpiCalls.run(op, action);
     }
 }

@@ -76,11 +76,11 @@ public final class RecvHandle {
      * @throws CommunicationException if the sender sent no tensor (naming why), or the receive failed
      */
     public boolean test() {
-        MpiJob.enteringMpi();
+        MpiCalls.enter();
         try {
             return advance();
         } finally {
-            MpiJob.leftMpi();
+            MpiCalls.leave();
         }
     }
 
@@ -90,7 +90,7 @@ public final class RecvHandle {
      * a receive posted earlier may be what the sender of this one waits on.
      */
     public Tensor waitFor() {
-        MpiJob.enteringMpi();
+        MpiCalls.enter();
         try {
             while (!advance()) {
                 wire.advanceReceives();
@@ -100,7 +100,7 @@ public final class RecvHandle {
                 return handOver();
             }
         } finally {
-            MpiJob.leftMpi();
+            MpiCalls.leave();
         }
     }
 

@@ -40,11 +40,11 @@ public final class SendHandle {
 
     /** True once the send has completed; never blocks. */
     public boolean test() {
-        MpiJob.enteringMpi(); // MPI is not finalized under a thread polling this
+        MpiCalls.enter(); // MPI is not finalized under a thread polling this
         try {
             return advance();
         } finally {
-            MpiJob.leftMpi();
+            MpiCalls.leave();
         }
     }
 
@@ -70,13 +70,13 @@ public final class SendHandle {
         if (done) {
             return;
         }
-        MpiJob.enteringMpi();
+        MpiCalls.enter();
         try {
             Wire.waitAll(requests);
         } catch (MPIException e) {
             throw new CommunicationException(context + ": " + e.getMessage(), e);
         } finally {
-            MpiJob.leftMpi();
+            MpiCalls.leave();
         }
         release();
     }
