@@ -115,7 +115,7 @@ final class CheckedCollectives {
     /** Every rank's tensor at the root, in rank order; an empty list elsewhere. */
     List<Tensor> gather(Tensor x, int root) throws MPIException {
         checks.agreeOnRoot("gather", root);
-        Outgoing mine = Outgoing.one(x, maskOf(root));
+        Outgoing mine = Outgoing.sameTo(x, maskOf(root));
         Wire.Exchanged got = wire.exchange(mine, maskOf(root), rank == root ? everyRank : noRank, "gather");
         checks.throwIfInvalid("gather", () -> "every rank must pass a tensor that can be sent", got, mine);
         return rank == root ? Arrays.asList(got.tensors()) : List.of();
@@ -123,7 +123,7 @@ final class CheckedCollectives {
 
     /** Every rank's tensor on every rank, in rank order. */
     List<Tensor> allgather(Tensor x) throws MPIException {
-        Outgoing mine = Outgoing.one(x, everyRank);
+        Outgoing mine = Outgoing.sameTo(x, everyRank);
         Wire.Exchanged got = wire.exchange(mine, everyRank, everyRank, "allgather");
         checks.throwIfInvalid("allgather", () -> "every rank must pass a tensor that can be sent", got, mine);
         return Arrays.asList(got.tensors());

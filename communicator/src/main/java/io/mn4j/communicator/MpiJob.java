@@ -142,11 +142,9 @@ final class MpiJob {
         int cores = Runtime.getRuntime().availableProcessors();
         int threads = envInt("MN4J_THREADS", Math.max(1, cores / ranksOnNode));
         torch.set_num_threads(threads);
-        // LibTorch's BLAS (OpenBLAS here) has a thread pool of its own whose idle threads spin, as
-        // do LibTorch's OpenMP workers: both pools on the same cores starve each other (a 1-rank
-        // MLP epoch on 2 cores ran 10x slower with 2 + 2 threads than with 2 + 1; 2 ranks with
-        // 1 + 2 made GCN epochs 2-3x slower). LibTorch parallelizes its own ops; BLAS calls run on
-        // the calling thread. MN4J_BLAS_THREADS overrides (for matmul-bound work on many cores).
+        // OpenBLAS's spinning pool and LibTorch's OpenMP workers on the same cores starve each
+        // other (a 1-rank MLP epoch ran 10x slower with 2 + 2 threads than with 2 + 1): BLAS runs
+        // on the calling thread unless MN4J_BLAS_THREADS says otherwise.
         int blas = envInt("MN4J_BLAS_THREADS", 1);
         openblas_nolapack.blas_set_num_threads(blas);
         LOG.debug("LibTorch intra-op threads: {}, OpenBLAS threads: {} ({} cores, {} ranks on this node)", threads, blas, cores,
@@ -178,11 +176,9 @@ final class MpiJob {
     }
 
     /**
-     * At JVM exit: finalizes MPI only when the job has ended. The JVM also exits in the middle of
-     * a job — mpirun forwards SIGTERM to every rank on Ctrl-C, or a thread calls System.exit —
-     * and then another thread may be inside MPI: finalizing under it crashed the rank (SIGSEGV
-     * and a JVM crash report per rank). Leaving MPI as it is costs nothing there: the job is
-     * being torn down anyway.
+     * At JVM exit: finalizes MPI only when the job has ended. An exit in the middle of a job
+     * (mpirun's SIGTERM on Ctrl-C, System.exit) may find a thread inside MPI, which finalization
+     * would crash; the job is being torn down anyway.
      */
     private static void finishAtExit() {
         if (failing) {

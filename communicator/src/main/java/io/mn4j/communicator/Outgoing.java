@@ -30,7 +30,7 @@ record Outgoing(Tensor[] tensors, TensorHeader[] headers, long invalidCode, Stri
     }
 
     /** One tensor, sent to every rank r with {@code to[r]}. */
-    static Outgoing one(Tensor x, boolean[] to) {
+    static Outgoing sameTo(Tensor x, boolean[] to) {
         TensorHeader h;
         try {
             h = headerOf(x);

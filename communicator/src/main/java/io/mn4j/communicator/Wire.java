@@ -20,18 +20,12 @@ import mpi.Status;
 import org.bytedeco.pytorch.Tensor;
 
 /**
- * The point-to-point protocol: a header message (shape and dtype) followed by the payload.
- *
- * <p>Payloads of at most {@link #INLINE_BYTES} bytes travel inside the header message, so a small
- * tensor costs one MPI message and no round trip. Larger payloads go as a second message, on a
- * separate communicator so that a posted header receive can never match a payload, sent from
- * and received into the tensor's own memory, in chunks of at most the sender's {@code chunkBytes}.
- * The header carries that chunk size and the receiver splits its receive by it, never by its own:
- * a receive shorter than its message is MPI_ERR_TRUNCATE, and Open MPI 4.1's single-copy transfer
- * may then write past the receive buffer.
- *
- * <p>The collectives' {@link #exchange} sends most tensors as one message each instead, their
- * dtype and shape in its tag ({@link ShapeTag}).
+ * The point-to-point protocol: a header message (shape, dtype and the sender's chunk size)
+ * followed by the payload, which travels inside the header message up to {@link #INLINE_BYTES}
+ * (one MPI message for a small tensor) and otherwise on a communicator of its own, so that a
+ * posted header receive never matches a payload. The receiver splits by the sender's chunk size,
+ * never its own: a receive shorter than its message is MPI_ERR_TRUNCATE, after which Open MPI
+ * 4.1's single-copy transfer may write past the buffer. Also the collectives' {@link #exchange}.
  */
 final class Wire {
     static final int INLINE_BYTES = 1024;
