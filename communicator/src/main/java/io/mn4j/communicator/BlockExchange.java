@@ -12,26 +12,15 @@ import mpi.Status;
  * Equal blocks moved point to point straight between tensors' memories, for
  * {@link Communicator#allgatherInto} and {@link Communicator#alltoallInto}, checked without a
  * round of its own: every message's tag is its sender's signature (operation, dtype and shape),
- * and every receiver compares the tags and byte counts it gets with its own. Each rank receives
- * from every other, so each sees every signature, and a mismatch anywhere is seen by every rank:
- * all of them report it, and none waits for a message that will not come.
+ * and every rank receives from every other, so a mismatch anywhere is seen, and reported, by every
+ * rank. A round plus MPI_Allgather/MPI_Alltoall would synchronise all ranks twice per call (on four
+ * ranks sharing two cores the round cost 15–45 µs at 1 MiB).
  *
- * <p>Why not an agreement round and then {@code MPI_Allgather}/{@code MPI_Alltoall}: the round
- * is a second synchronisation of all ranks per call. On two ranks the two designs measured within
- * the noise of each other; on four ranks sharing two cores the round cost 15–45 µs at 1 MiB, while
- * these messages ran at {@code MPI_Alltoall}'s speed and 30 % faster than {@code MPI_Allgather}.
- *
- * <p>A rank with invalid input still takes part, with empty messages tagged {@link #INVALID}. A
+ * <p>A rank with invalid input still takes part, with empty messages tagged {@link #INVALID}; a
  * message that does not match is received into memory of its own, never cut short into the
- * output, so that nothing is left unreceived. Blocks larger than the chunk size send their first
- * chunk before the others, and the rest only once every rank knows that every signature matched
- * and, by a small all-reduce, that every block has the same size: ranks never post chunks their
- * peers do not expect.
- *
- * <p>Chunk sizes may differ between ranks ({@link Communicator#setChunkBytes}): a block of at most
- * every rank's chunk size is one message, as with equal sizes; a larger one makes the first
- * messages differ in size, and their tags in the {@link #signature more-chunks bit}, so every rank
- * sees the mismatch and none posts a chunk that a peer split otherwise.
+ * output. Chunks after the first are posted only once every rank knows that every signature and,
+ * by a small all-reduce, every block size matched, so no rank posts a chunk its peers do not
+ * expect, whatever their chunk sizes.
  */
 final class BlockExchange {
     /** The tag of a rank with invalid input; signatures are never this. */
@@ -52,13 +41,10 @@ final class BlockExchange {
     }
 
     /**
-     * The tag of a valid call: the dtype's code (1 to 9) in the top four bits, so that two dtypes
-     * of one element size are never confused and the tag is never {@link #INVALID} or
-     * {@link #MORE}; below them one bit that {@link #exchange} sets when the first chunk is not the
-     * whole block ({@link #moreChunks}), and below that a hash of the operation and the shape.
-     * Calls of the same dtype and byte count whose shapes differ go unnoticed with a chance of one
-     * in 2^25 (their bytes are in the same order). Blocks of more than one chunk are compared by
-     * size as well ({@link #exchange}), so a collision never leaves a chunk unmatched.
+     * The tag of a valid call: the dtype's code (1 to 9) in the top four bits, so that it is never
+     * {@link #INVALID} or {@link #MORE}; below them the {@link #moreChunks} bit, and below that a
+     * hash of the operation and the shape. Shapes that differ with the same dtype and byte count
+     * go unnoticed with a chance of one in 2^25 (their bytes are in the same order).
      */
     int signature(int op, TensorHeader h) {
         long hash = (h.fingerprint() * 31 + op) * 0x9E3779B97F4A7C15L;
@@ -83,8 +69,7 @@ final class BlockExchange {
             throws MPIException {
         boolean valid = signature != INVALID;
         long first = valid ? Math.min(block, chunkBytes) : 0;
-        // Whether this rank posts more chunks, in the tag: ranks that would act differently never
-        // match, whatever their chunk sizes or a hash collision of their shapes.
+        // In the tag: ranks that would post different numbers of chunks never match.
         boolean more = first < block;
         int tag = more ? signature | moreChunks() : signature;
         Request[] sends = new Request[size];
@@ -100,9 +85,8 @@ final class BlockExchange {
         Request[] receives = new Request[size];
         for (int i = 1; i < size; i++) {
             int src = (rank + size - i) % size;
-            // Each message is looked at before it is received: a receive shorter than its message
-            // is MPI_ERR_TRUNCATE, and Open MPI 4.1's single-copy transfer then writes past the
-            // receive buffer (seen: 4080 bytes beyond a 16-byte buffer, from a 100 kB message).
+            // Probed first: a receive shorter than its message is MPI_ERR_TRUNCATE, after which
+            // Open MPI 4.1's single-copy transfer writes past the receive buffer.
             Message m = new Message();
             Status s = m.mProbe(src, MPI.ANY_TAG, comm);
             int count = s.getCount(MPI.BYTE);
@@ -116,9 +100,8 @@ final class BlockExchange {
         waitAll(receives);
         waitAll(sends);
         if (agreed && more) {
-            // Equal tags and first chunks, so every rank is here, and every rank's chunk size is
-            // `first`: beyond the first chunk, the signatures alone (a hash) must not decide how
-            // many chunks a rank posts.
+            // Every rank is here with chunks of `first` bytes; a hash alone must not decide how
+            // many more chunks each posts.
             agreed = AgreementRound.sameOnEveryRank(comm, true, block);
         }
         if (agreed) {

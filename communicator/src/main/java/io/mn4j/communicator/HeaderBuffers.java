@@ -6,14 +6,10 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Direct buffers for tensor headers, reused instead of allocated per message. A direct buffer is
- * native memory that only the garbage collector frees: made per message, they cost an allocation
- * each and, freed late, leave small holes between the large tensors in the native heap, which
- * then grows and page-faults fresh memory for later tensors.
- *
- * <p>Blocking collectives use two per-thread buffers ({@link #mine}, {@link #all}); nonblocking
- * point-to-point messages take a buffer from a shared pool ({@link #take}) and give it back
- * ({@link #give}) when the message has completed.
+ * Direct buffers for tensor headers, reused: made per message, they cost an allocation each and,
+ * freed late by the garbage collector, leave holes between the large tensors in the native heap.
+ * Blocking calls use two per-thread buffers ({@link #sendBuffer}, {@link #receiveBuffer});
+ * nonblocking messages take one from a shared pool ({@link #take}) and {@link #give} it back.
  */
 final class HeaderBuffers {
     /** A point-to-point header with its inline payload. */
@@ -49,24 +45,24 @@ final class HeaderBuffers {
         }
     }
 
-    /** This thread's buffer for the headers it contributes to a collective ({@code headers} of them). */
-    static ByteBuffer mine(int headers) {
+    /** This thread's buffer for the headers it sends ({@code headers} of them). */
+    static ByteBuffer sendBuffer(int headers) {
         return perThread(0, headers);
     }
 
-    /** This thread's buffer for the headers a collective gathers ({@code headers} of them). */
-    static ByteBuffer all(int headers) {
+    /** This thread's buffer for the headers it receives ({@code headers} of them). */
+    static ByteBuffer receiveBuffer(int headers) {
         return perThread(1, headers);
     }
 
     private static ByteBuffer perThread(int slot, int headers) {
         int bytes = Math.max(headers, 1) * TensorHeader.BYTES;
-        ByteBuffer[] mine = PER_THREAD.get();
-        if (mine[slot] == null || mine[slot].capacity() < bytes) {
-            mine[slot] = allocate(Math.max(bytes, MESSAGE_BYTES));
+        ByteBuffer[] buffers = PER_THREAD.get();
+        if (buffers[slot] == null || buffers[slot].capacity() < bytes) {
+            buffers[slot] = allocate(Math.max(bytes, MESSAGE_BYTES));
         }
         // Zeroed so that unused fields read as 0 (the bad-input marker and reserved fields).
-        ByteBuffer b = mine[slot].clear();
+        ByteBuffer b = buffers[slot].clear();
         for (int i = 0; i < bytes; i += Long.BYTES) {
             b.putLong(i, 0L);
         }

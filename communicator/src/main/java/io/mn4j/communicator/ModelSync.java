@@ -1,64 +1,56 @@
 package io.mn4j.communicator;
 
+import java.util.function.Consumer;
 import org.bytedeco.pytorch.Module;
+import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorVector;
 import org.bytedeco.pytorch.global.torch;
 
 /**
- * Data-parallel helpers on a LibTorch {@link Module}: the same initial parameters on every rank,
- * and gradients averaged (or summed) across ranks. Parameters are visited in the module's registration order,
- * which is the same on every rank that built the same model.
+ * The tensors of a LibTorch {@link Module} that data-parallel training keeps alike on every rank,
+ * handed to a collective that the caller picks ({@link Communicator#bcastData},
+ * {@link Communicator#meanGrad}, {@link Communicator#sumGrad}). Parameters are visited in the
+ * module's registration order, which is the same on every rank that built the same model.
  */
-public final class ModelSync {
+final class ModelSync {
     private ModelSync() {
     }
 
-    /** Broadcasts every parameter and buffer of {@code module} from {@code root}, in place. */
-    public static void bcastData(Communicator comm, Module module, int root) {
+    /** Passes every parameter, then every buffer, of {@code module} to {@code collective}, without autograd. */
+    static void forEachParameterAndBuffer(Module module, Consumer<Tensor> collective) {
         TensorVector params = module.parameters(true);
         TensorVector buffers = module.buffers(true);
-        try (var noGrad = new org.bytedeco.pytorch.NoGradGuard()) {
+        try (NoGradGuard noGrad = new NoGradGuard()) {
             for (long i = 0; i < params.size(); i++) {
-                comm.bcastInto(params.get(i), root);
+                collective.accept(params.get(i));
             }
             for (long i = 0; i < buffers.size(); i++) {
-                comm.bcastInto(buffers.get(i), root);
+                collective.accept(buffers.get(i));
             }
         }
     }
 
     /**
-     * Replaces every parameter's gradient by its mean over the ranks, with one allreduce of all
-     * gradients flattened together. A parameter without a gradient counts as zeros and gets one.
+     * Replaces every parameter's gradient by what {@code reduceInPlace} makes of all gradients
+     * flattened into one tensor (one collective, and no second model-sized buffer). A parameter
+     * without a gradient counts as zeros and gets one.
      */
-    public static void meanGrad(Communicator comm, Module module) {
-        reduceGrad(comm, module, ReduceOp.MEAN);
-    }
-
-    /**
-     * Replaces every parameter's gradient by its sum over the ranks (each rank's gradient is of its
-     * share of a loss), as {@link #meanGrad} does the mean.
-     */
-    public static void sumGrad(Communicator comm, Module module) {
-        reduceGrad(comm, module, ReduceOp.SUM);
-    }
-
-    private static void reduceGrad(Communicator comm, Module module, ReduceOp op) {
+    static void reduceGradients(Module module, Consumer<Tensor> reduceInPlace) {
         TensorVector params = module.parameters(true);
         int n = (int) params.size();
         if (n == 0) {
             return;
         }
         Tensor[] grads = new Tensor[n];
-        try (var noGrad = new org.bytedeco.pytorch.NoGradGuard()) {
+        try (NoGradGuard noGrad = new NoGradGuard()) {
             for (int i = 0; i < n; i++) {
                 Tensor p = params.get(i);
                 Tensor g = p.grad();
                 grads[i] = g.defined() ? g.reshape(-1) : torch.zeros_like(p).reshape(-1);
             }
             Tensor reduced = torch.cat(new TensorVector(grads));
-            comm.allreduceInto(reduced, reduced, op); // in place: no second model-sized buffer
+            reduceInPlace.accept(reduced);
             long offset = 0;
             for (int i = 0; i < n; i++) {
                 Tensor p = params.get(i);

@@ -1,6 +1,5 @@
 package io.mn4j.communicator;
 
-import java.util.concurrent.atomic.AtomicInteger;
 import mpi.Intracomm;
 import mpi.MPI;
 import mpi.MPIException;
@@ -11,17 +10,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The life of an MPI job in one process: initialization of MPI and LibTorch, the world
- * communicator, the rule that a failure on any rank ends every rank, and finalization.
+ * The life of an MPI job in one process: initialization of MPI and LibTorch, the rule that a
+ * failure on any rank ends every rank, and finalization once no communicator call is running.
  */
 final class MpiJob {
     private static final Logger LOG = LoggerFactory.getLogger(MpiJob.class);
-    private static volatile Communicator world;
+    private static volatile boolean started;
+    /** This process's rank in MPI_COMM_WORLD, for messages; -1 before {@link #start}. */
+    private static volatile int worldRank = -1;
     private static volatile boolean failing;
     /** True while {@link #run} runs the job's body. */
     private static volatile boolean bodyRunning;
-    /** Communicator operations in progress, on any thread. */
-    private static final AtomicInteger callsInMpi = new AtomicInteger();
     /** MPI granted THREAD_MULTIPLE: threads of mn4j's own may call MPI. */
     private static volatile boolean threadMultiple;
     /** MPI is finalized (or was never initialized here and is gone). */
@@ -31,17 +30,23 @@ final class MpiJob {
      * ({@code -Dmn4j.endWaitSeconds}, 0 to a day; 0: the job fails at once if one is running).
      */
     private static final long END_WAIT_SECONDS = Math.max(0, Math.min(86_400, Long.getLong("mn4j.endWaitSeconds", 30)));
-    /** The job is ending ({@link #finishWhenCallsEnd}): no communicator call may start. */
-    private static volatile boolean ending;
-    /** {@link #ending}'s cause, for the exception of a call that starts too late. */
-    private static volatile String endingBecause;
 
     private MpiJob() {
     }
 
-    static synchronized Communicator world() {
-        if (world != null) {
-            return world;
+    /** The body of a job for {@link #run}. */
+    @FunctionalInterface
+    interface Body {
+        void run() throws Exception;
+    }
+
+    /**
+     * Initializes MPI (THREAD_MULTIPLE) and LibTorch once, installs the handler that ends the
+     * whole job when any thread throws, and sets LibTorch's threads for the ranks on this node.
+     */
+    static synchronized void start() {
+        if (started) {
+            return;
         }
         try {
             if (!MPI.isInitialized()) {
@@ -52,24 +57,27 @@ final class MpiJob {
                 }
             }
             threadMultiple = MPI.queryThread() == MPI.THREAD_MULTIPLE;
+            worldRank = MPI.COMM_WORLD.getRank();
             Thread.setDefaultUncaughtExceptionHandler((thread, error) -> fail(error));
-            Intracomm comm = MPI.COMM_WORLD;
-            Communicator c = new Communicator(comm, false);
-            loadLibTorchOneRankPerNodeFirst(comm, c.intraRank());
-            setThreads(c.intraSize());
-            world = c;
+            Intracomm node = MPI.COMM_WORLD.splitType(Intracomm.TYPE_SHARED, 0, MPI.INFO_NULL);
+            loadLibTorchOneRankPerNodeFirst(node);
+            setThreads(node.getSize());
+            node.free();
+            started = true;
             Runtime.getRuntime().addShutdownHook(new Thread(MpiJob::finishAtExit, "mn4j-finalize"));
-            return c;
         } catch (MPIException e) {
             throw new CommunicationException("MPI initialization failed: " + e.getMessage(), e);
         }
     }
 
-    static void run(Communicator.JobBody body) {
+    /**
+     * Runs {@code body}; an exception escaping it ends the whole job. Then finalizes MPI once the
+     * calls still running on other threads end ({@link #finishWhenCallsEnd}).
+     */
+    static void run(Body body) {
         try {
-            Communicator world = world();
             bodyRunning = true;
-            body.run(world);
+            body.run();
         } catch (Throwable t) {
             fail(t);
         } finally {
@@ -85,20 +93,19 @@ final class MpiJob {
      * job, all ranks, naming the cause: it waits for a peer that is not going to answer.
      */
     static void finishWhenCallsEnd(String event) {
-        endingBecause = event;
-        ending = true;
-        int running = callsInMpi.get();
+        MpiCalls.refuseNew(worldRank, event);
+        int running = MpiCalls.inProgress();
         if (running > 0 && !failing) {
             LOG.warn("{} on rank {} while {} communicator call(s) run on other threads; waiting up to {} s for them",
-                    event, rank(), running, END_WAIT_SECONDS);
+                    event, worldRank, running, END_WAIT_SECONDS);
             long deadline = System.nanoTime() + END_WAIT_SECONDS * 1_000_000_000L;
             boolean interrupted = false;
-            while ((running = callsInMpi.get()) > 0) {
+            while ((running = MpiCalls.inProgress()) > 0) {
                 if (failing) {
                     return; // another thread's failure is ending the job
                 }
                 if (System.nanoTime() - deadline > 0) {
-                    fail(new IllegalStateException(event + " on rank " + rank() + " while " + running
+                    fail(new IllegalStateException(event + " on rank " + worldRank + " while " + running
                             + " communicator call(s) still ran on other threads, and they did not end within "
                             + END_WAIT_SECONDS + " s (-Dmn4j.endWaitSeconds): join the threads that communicate"
                             + " before the job ends"));
@@ -117,60 +124,27 @@ final class MpiJob {
     }
 
     /**
-     * Marks a communicator operation as started; {@link #leftMpi} marks its end. Throws, having
-     * marked nothing, once the job is ending: the count is raised before the flag is read, and
-     * {@link #finishWhenCallsEnd} sets the flag before it reads the count, so a call either is
-     * waited for or is refused, never run under finalization.
-     */
-    static void enteringMpi() {
-        if (!enteringMpiUnlessEnding()) {
-            throw new IllegalStateException("mn4j: no communicator call may start on rank " + rank()
-                    + " any more: " + endingBecause + " (join the threads that communicate before the job ends)");
-        }
-    }
-
-    /**
-     * {@link #enteringMpi} for work that has nothing to do once the job is ending (freeing MPI
-     * objects, which finalization frees anyway): false, having marked nothing, instead of throwing.
-     */
-    static boolean enteringMpiUnlessEnding() {
-        callsInMpi.incrementAndGet();
-        if (ending) {
-            callsInMpi.decrementAndGet();
-            return false;
-        }
-        return true;
-    }
-
-    static void leftMpi() {
-        callsInMpi.decrementAndGet();
-    }
-
-    /**
      * JavaCPP unpacks LibTorch's native libraries into a cache on first use; two processes doing
      * it at once corrupt it (SIGBUS in dlopen). The first rank of each node loads them, then the rest.
      */
-    private static void loadLibTorchOneRankPerNodeFirst(Intracomm comm, int intraRank) throws MPIException {
-        Intracomm node = comm.splitType(Intracomm.TYPE_SHARED, 0, MPI.INFO_NULL);
-        if (intraRank == 0) {
+    private static void loadLibTorchOneRankPerNodeFirst(Intracomm node) throws MPIException {
+        boolean first = node.getRank() == 0;
+        if (first) {
             Loader.load(torch.class);
         }
         node.barrier();
-        if (intraRank != 0) {
+        if (!first) {
             Loader.load(torch.class);
         }
-        node.free();
     }
 
     private static void setThreads(int ranksOnNode) {
         int cores = Runtime.getRuntime().availableProcessors();
         int threads = envInt("MN4J_THREADS", Math.max(1, cores / ranksOnNode));
         torch.set_num_threads(threads);
-        // LibTorch's BLAS (OpenBLAS here) has a thread pool of its own whose idle threads spin, as
-        // do LibTorch's OpenMP workers: both pools on the same cores starve each other (a 1-rank
-        // MLP epoch on 2 cores ran 10x slower with 2 + 2 threads than with 2 + 1; 2 ranks with
-        // 1 + 2 made GCN epochs 2-3x slower). LibTorch parallelizes its own ops; BLAS calls run on
-        // the calling thread. MN4J_BLAS_THREADS overrides (for matmul-bound work on many cores).
+        // OpenBLAS's spinning pool and LibTorch's OpenMP workers on the same cores starve each
+        // other (a 1-rank MLP epoch ran 10x slower with 2 + 2 threads than with 2 + 1): BLAS runs
+        // on the calling thread unless MN4J_BLAS_THREADS says otherwise.
         int blas = envInt("MN4J_BLAS_THREADS", 1);
         openblas_nolapack.blas_set_num_threads(blas);
         LOG.debug("LibTorch intra-op threads: {}, OpenBLAS threads: {} ({} cores, {} ranks on this node)", threads, blas, cores,
@@ -190,7 +164,7 @@ final class MpiJob {
         }
         failing = true;
         // stderr on purpose: the one message that must reach the user even without a logger
-        System.err.println("mn4j: rank " + rank() + " failed, ending the job: " + error);
+        System.err.println("mn4j: rank " + worldRank + " failed, ending the job: " + error);
         error.printStackTrace(System.err);
         System.err.flush();
         try {
@@ -202,33 +176,22 @@ final class MpiJob {
     }
 
     /**
-     * At JVM exit: finalizes MPI only when the job has ended. The JVM also exits in the middle of
-     * a job — mpirun forwards SIGTERM to every rank on Ctrl-C, or a thread calls System.exit —
-     * and then another thread may be inside MPI: finalizing under it crashed the rank (SIGSEGV
-     * and a JVM crash report per rank). Leaving MPI as it is costs nothing there: the job is
-     * being torn down anyway.
+     * At JVM exit: finalizes MPI only when the job has ended. An exit in the middle of a job
+     * (mpirun's SIGTERM on Ctrl-C, System.exit) may find a thread inside MPI, which finalization
+     * would crash; the job is being torn down anyway.
      */
     private static void finishAtExit() {
         if (failing) {
             return;
         }
-        if (bodyRunning || callsInMpi.get() > 0) {
+        if (bodyRunning || MpiCalls.inProgress() > 0) {
             // stderr on purpose, as in fail(): the user must learn why the rank ended
-            System.err.println("mn4j: rank " + rank() + ": the JVM is exiting in the middle of the job"
+            System.err.println("mn4j: rank " + worldRank + ": the JVM is exiting in the middle of the job"
                     + " (a signal such as mpirun's SIGTERM, or System.exit); MPI is not finalized");
             System.err.flush();
             return;
         }
         finish();
-    }
-
-    /**
-     * This process's rank in the world communicator as recorded when it was made, -1 before (for
-     * messages: no MPI call, so also while other threads are inside MPI, or after finalization).
-     */
-    private static int rank() {
-        Communicator w = world;
-        return w == null ? -1 : w.rank();
     }
 
     static boolean threadMultiple() {

@@ -9,6 +9,7 @@ import java.io.Serializable;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.global.torch;
@@ -16,6 +17,26 @@ import org.bytedeco.pytorch.global.torch;
 /** Java objects as uint8 tensors (Java serialization), so objects ride the tensor paths. */
 final class ObjectCodec {
     private ObjectCodec() {
+    }
+
+    /**
+     * Runs a tensor operation on the serialized object. An object that cannot be serialized goes
+     * in as null, which the operation announces to its peers as a tensor that cannot be sent, so
+     * that they fail too rather than wait; this rank then throws the serialization error.
+     */
+    static <R> R withEncoded(Serializable obj, Function<Tensor, R> op) {
+        Tensor encoded;
+        try {
+            encoded = encode(obj);
+        } catch (CommunicationException unserializable) {
+            try {
+                op.apply(null);
+            } catch (CommunicationException announced) {
+                unserializable.addSuppressed(announced);
+            }
+            throw unserializable;
+        }
+        return op.apply(encoded);
     }
 
     static Tensor encode(Serializable obj) {

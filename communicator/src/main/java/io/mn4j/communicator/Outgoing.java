@@ -30,7 +30,7 @@ record Outgoing(Tensor[] tensors, TensorHeader[] headers, long invalidCode, Stri
     }
 
     /** One tensor, sent to every rank r with {@code to[r]}. */
-    static Outgoing one(Tensor x, boolean[] to) {
+    static Outgoing sameTo(Tensor x, boolean[] to) {
         TensorHeader h;
         try {
             h = headerOf(x);
@@ -65,15 +65,6 @@ record Outgoing(Tensor[] tensors, TensorHeader[] headers, long invalidCode, Stri
             tensors[r] = TensorBytes.wireReady(xs.get(r));
         }
         return new Outgoing(tensors, headers, 0, null);
-    }
-
-    /** Bytes this rank sends to ranks other than itself. */
-    long bytesToPeers(int self) {
-        long n = 0;
-        for (int r = 0; r < tensors.length; r++) {
-            n += r == self || headers[r] == null ? 0 : headers[r].nbytes;
-        }
-        return n;
     }
 
     /** What a peer passed, from its invalid code. */

@@ -12,45 +12,24 @@ import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
 
 /**
- * The memory of large received tensors: blocks of the C heap that mn4j allocates itself, and
- * keeps for the next receive of the same size where glibc would not keep them (a small caching
- * host allocator).
+ * The memory of large received tensors: blocks of the C heap that mn4j allocates itself and keeps
+ * for the next receive of the same size (a small caching host allocator).
  *
- * <p>Why not LibTorch's allocator: it asks for 64-byte aligned memory ({@code posix_memalign}).
- * A block freed and asked for again is then not reused: the aligned request is larger than the
- * freed chunk, whose neighbours are small chunks glibc holds in its per-thread cache, so the next
- * tensor of that size takes another block, and the one after takes the first again. A loop that
- * receives tensors of one size touches twice their memory, and at the sizes of the benchmark
- * (1 to 16 MiB) that costs what a cache miss costs: in one process, a 1 MiB copy into a new
- * {@code torch.empty} took 52–70 µs (two addresses in turn), 37–47 µs into a block malloc hands
- * back (one address) and 35–43 µs into one reused tensor. On 2 ranks (2026-11-27, 4–5 launches
- * each), a 16 MiB ping-pong into new tensors went from 1.6–2.1 ms to 1.20–1.29 ms and the
- * allocating 16 MiB allgather from 3.4–4.0 to 2.6–2.8 ms (C: 1.22 and 2.47 ms), under the glibc
- * settings of {@code scripts/mn4j-run}.
+ * <p>LibTorch's allocator asks for 64-byte aligned memory, which glibc does not hand back for the
+ * next tensor of that size, so a loop receiving tensors of one size touched twice their memory (a
+ * 16 MiB ping-pong into new tensors took 1.6–2.1 ms that way, 1.20–1.29 ms from here; C: 1.22 ms).
  * Plain {@code malloc} of the same size does hand the same block back; the tensor's data is the
- * first 64-byte boundary in it.
+ * first 64-byte boundary in it. Tensors of at least {@link #MIN_BYTES} (256 KiB) come from here,
+ * smaller ones from LibTorch, where the cost of this path (a Java call per freed tensor, about a
+ * microsecond) would show. Their memory comes back when LibTorch frees the tensor, from any
+ * thread; their storage cannot be {@code resize_}d larger.
  *
- * <p>Tensors of at least {@link #MIN_BYTES} (256 KiB) come from here; smaller ones from LibTorch,
- * where the per-tensor cost of this path (a Java call when the tensor is freed, about a
- * microsecond) would show and the memory is small enough to stay in cache either way. Their
- * memory comes back when LibTorch frees the tensor, from any thread. The storage of such a
- * tensor cannot be resized in place ({@code resize_} to a larger size throws).
- *
- * <p>Kept for reuse: under glibc's default settings, a large block freed to the C heap is soon
- * split for small allocations or returned to the system, and the next tensor of that size lands
- * on pages never touched before (a page fault per 4 KiB; a fresh 16 MiB receive ran at 0.7 of C's
- * bandwidth against 1.0 with the pool). So at most {@link #MAX_KEPT_BYTES} (32 MiB) of freed
- * blocks are kept, the most recently freed: memory kept here is memory LibTorch cannot use for
- * anything else, so the cap bounds what this adds to a process's peak (a GCN on 4 ranks, 613 MiB
- * per rank, peaked 65 MiB higher with a 64 MiB cap). Older blocks go back to the C heap. System
- * properties {@code mn4j.recvPool.minBytes} and {@code mn4j.recvPool.maxKeptBytes} (0: keep
+ * <p>At most {@link #MAX_KEPT_BYTES} (32 MiB) of freed blocks are kept, the most recently freed:
+ * glibc would split or unmap them and the next tensor would fault in fresh pages, and the cap
+ * bounds what the pool adds to a peak. Nothing is kept when glibc itself keeps freed memory mapped
+ * ({@link #glibcKeepsFreedMemory}, as under {@code scripts/mn4j-run}), where the pool measured no
+ * faster. {@code -Dmn4j.recvPool.minBytes} and {@code -Dmn4j.recvPool.maxKeptBytes} (0: keep
  * nothing) change the limits.
- *
- * <p>Nothing is kept by default when glibc itself keeps freed memory mapped, as under the
- * {@code GLIBC_TUNABLES} of {@code scripts/mn4j-run} (no mmap'd blocks, no trimming; see
- * {@link #glibcKeepsFreedMemory}): there malloc already hands the block back, and measured
- * (2026-11-26, 2 and 4 ranks, 4 launches each) the allocating allgather and alltoall ran up to 3x
- * slower with the pool in some launches and never clearly faster.
  */
 final class ReceiveBuffers {
     static final long MIN_BYTES = Long.getLong("mn4j.recvPool.minBytes", 256L << 10);

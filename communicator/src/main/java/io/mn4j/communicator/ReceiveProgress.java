@@ -8,19 +8,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Posts the payload receives of nonblocking receives whose headers have arrived while no thread
- * is testing or waiting on them.
- *
- * <p>A receive learns its payload's size from the header, so MPI holds no receive for the payload
- * until someone posts it, and a sender of a large payload (rendezvous) waits until then. Programs
- * that are correct MPI — post a receive, take part in a collective, then wait; or wait on
- * receives in another order than they were sent — would otherwise wait forever: the peer's send
- * cannot complete while this rank sits in the collective, or on a later message. A daemon thread
- * sweeps the receives still waiting for their headers, from the first nonblocking receive until
- * its communicator closes; it sleeps while there are none and backs off (0.2 to 2 ms) while
- * nothing arrives. Needs MPI's THREAD_MULTIPLE (otherwise, or with
- * {@code -Dmn4j.receiveProgress=false}, there is no such thread, and receives advance only in
- * test() and waitFor() calls).
+ * A daemon thread that posts the payload receives of nonblocking receives whose headers have
+ * arrived while no thread is testing or waiting on them: without it, correct MPI programs (post a
+ * receive, take part in a collective, then wait) would hang, since a large payload's sender waits
+ * until its receive is posted. It sleeps while no receive waits and backs off (0.2 to 2 ms) while
+ * nothing arrives; without THREAD_MULTIPLE, or with {@code -Dmn4j.receiveProgress=false}, there is
+ * no such thread and receives advance only in test() and waitFor().
  */
 final class ReceiveProgress {
     private static final Logger LOG = LoggerFactory.getLogger(ReceiveProgress.class);

@@ -9,6 +9,7 @@ import mpi.MPI;
 import mpi.MPIException;
 import mpi.Request;
 import mpi.Status;
+import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Tensor;
 
 /**
@@ -22,7 +23,7 @@ import org.bytedeco.pytorch.Tensor;
  * payload queued: the later receives from that source and tag then throw, naming that failure,
  * rather than take it.
  *
- * <p>The received tensor belongs to no {@link org.bytedeco.javacpp.PointerScope} while MPI writes
+ * <p>The received tensor belongs to no {@link PointerScope} while MPI writes
  * it; {@link #waitFor()} or {@link #get()} hands it to the scope open at that call, as if it had
  * been made there. A receive is completed by waiting or testing until true: one dropped before
  * keeps its tensor for good, as an MPI request never completed does.
@@ -76,11 +77,11 @@ public final class RecvHandle {
      * @throws CommunicationException if the sender sent no tensor (naming why), or the receive failed
      */
     public boolean test() {
-        MpiJob.enteringMpi();
+        MpiCalls.enter();
         try {
             return advance();
         } finally {
-            MpiJob.leftMpi();
+            MpiCalls.leave();
         }
     }
 
@@ -90,7 +91,7 @@ public final class RecvHandle {
      * a receive posted earlier may be what the sender of this one waits on.
      */
     public Tensor waitFor() {
-        MpiJob.enteringMpi();
+        MpiCalls.enter();
         try {
             while (!advance()) {
                 wire.advanceReceives();
@@ -100,7 +101,7 @@ public final class RecvHandle {
                 return handOver();
             }
         } finally {
-            MpiJob.leftMpi();
+            MpiCalls.leave();
         }
     }
 

@@ -4,12 +4,13 @@ import java.nio.ByteBuffer;
 import java.util.List;
 import mpi.MPIException;
 import mpi.Request;
+import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Tensor;
 
 /**
  * A nonblocking tensor send in flight. The tensor's memory is read by MPI until
  * {@link #waitFor()} returns (or {@link #test()} says true): the handle holds a reference of its
- * own until then, which no {@link org.bytedeco.javacpp.PointerScope} releases (so a send must be
+ * own until then, which no {@link PointerScope} releases (so a send must be
  * completed, by waiting or testing until true: one dropped before keeps its tensor for good).
  * Debian's Open MPI has no progress thread, so a transfer advances only while some thread is in
  * an MPI call; poll with {@link #test()} or wait.
@@ -40,11 +41,11 @@ public final class SendHandle {
 
     /** True once the send has completed; never blocks. */
     public boolean test() {
-        MpiJob.enteringMpi(); // MPI is not finalized under a thread polling this
+        MpiCalls.enter(); // MPI is not finalized under a thread polling this
         try {
             return advance();
         } finally {
-            MpiJob.leftMpi();
+            MpiCalls.leave();
         }
     }
 
@@ -70,13 +71,13 @@ public final class SendHandle {
         if (done) {
             return;
         }
-        MpiJob.enteringMpi();
+        MpiCalls.enter();
         try {
             Wire.waitAll(requests);
         } catch (MPIException e) {
             throw new CommunicationException(context + ": " + e.getMessage(), e);
         } finally {
-            MpiJob.leftMpi();
+            MpiCalls.leave();
         }
         release();
     }

@@ -86,12 +86,10 @@ final class TensorBytes {
     }
 
     /**
-     * The last few direct buffers this thread handed to MPI, by address and length. Making one
-     * takes a JNI call and a few objects, which right after a large transfer (caches full of
-     * payload) cost about half a microsecond each, several per collective; training sends the
-     * same tensors' memory again and again. A direct buffer made this way is only an address and a
-     * length, with no owner: one made over memory that was freed since and handed to another
-     * tensor is exactly right for that tensor.
+     * The last few direct buffers this thread handed to MPI, by address and length: making one
+     * costs a JNI call (about half a microsecond after a large transfer), and training sends the
+     * same memory again and again. Such a buffer is only an address and a length, with no owner,
+     * so one over memory freed since and reused by another tensor is right for that tensor too.
      */
     private static final class WireBuffers {
         static final ThreadLocal<WireBuffers> MINE = ThreadLocal.withInitial(WireBuffers::new);

@@ -20,18 +20,12 @@ import mpi.Status;
 import org.bytedeco.pytorch.Tensor;
 
 /**
- * The point-to-point protocol: a header message (shape and dtype) followed by the payload.
- *
- * <p>Payloads of at most {@link #INLINE_BYTES} bytes travel inside the header message, so a small
- * tensor costs one MPI message and no round trip. Larger payloads go as a second message, on a
- * separate communicator so that a posted header receive can never match a payload, sent from
- * and received into the tensor's own memory, in chunks of at most the sender's {@code chunkBytes}.
- * The header carries that chunk size and the receiver splits its receive by it, never by its own:
- * a receive shorter than its message is MPI_ERR_TRUNCATE, and Open MPI 4.1's single-copy transfer
- * may then write past the receive buffer.
- *
- * <p>The collectives' {@link #exchange} sends most tensors as one message each instead, their
- * dtype and shape in its tag ({@link ShapeTag}).
+ * The point-to-point protocol: a header message (shape, dtype and the sender's chunk size)
+ * followed by the payload, which travels inside the header message up to {@link #INLINE_BYTES}
+ * (one MPI message for a small tensor) and otherwise on a communicator of its own, so that a
+ * posted header receive never matches a payload. The receiver splits by the sender's chunk size,
+ * never its own: a receive shorter than its message is MPI_ERR_TRUNCATE, after which Open MPI
+ * 4.1's single-copy transfer may write past the buffer. Also the collectives' {@link #exchange}.
  */
 final class Wire {
     static final int INLINE_BYTES = 1024;
@@ -86,7 +80,7 @@ final class Wire {
     /** Blocking send of a wire-ready tensor with its header; returns the payload bytes. */
     long send(Tensor data, TensorHeader h, int dst, int tag, String context) throws MPIException {
         requireSendable(dst, tag, context);
-        ByteBuffer buf = HeaderBuffers.mine(1);
+        ByteBuffer buf = HeaderBuffers.sendBuffer(1);
         long chunk = chunkBytes; // once: the header promises the chunks sent
         int length = packHeader(h, data, buf, chunk);
         headerComm.send(buf, length, MPI.BYTE, dst, tag);
@@ -147,7 +141,7 @@ final class Wire {
         // After the lookup: an earlier receive that failed (and left its payload queued) marks the
         // stream before it leaves the map.
         requireIntact(src, tag, context);
-        ByteBuffer buf = HeaderBuffers.all(1);
+        ByteBuffer buf = HeaderBuffers.receiveBuffer(1);
         headerComm.recv(buf, HeaderBuffers.MESSAGE_BYTES, MPI.BYTE, src, tag);
         TensorHeader h = readHeader(buf, src, context);
         boolean fits = into == null || TensorHeader.isDense(into) && h.matches(into);
@@ -350,158 +344,185 @@ final class Wire {
     }
 
     /**
-     * One exchange among the ranks of the communicator, with no header round: this rank sends
-     * {@code sends[r]} to every rank r with {@code to[r]} and receives a tensor from every rank r
-     * with {@code from[r]}, its own part copied. A tensor whose dtype and shape fit in a tag
-     * ({@link ShapeTag}) is one message of its own bytes: the receiver probes it, allocates from
-     * its tag and byte count and receives it straight into the new tensor. Any other tensor sends
-     * a small header message first, eagerly, and its payload after it; the receiver posts the
-     * payload's receive as soon as the header is in, while the payload is already on its way.
-     * Either way the ranks need not know the shapes beforehand.
+     * One exchange among the ranks, with no header round: this rank sends {@code sends[r]} to
+     * every rank r with {@code to[r]} and receives a tensor from every rank r with {@code from[r]},
+     * its own part copied. A tensor whose dtype and shape fit in a tag ({@link ShapeTag}) is one
+     * message of its own bytes, which the receiver probes and receives straight into a tensor
+     * allocated from the tag; any other goes as a header message and then its payload. Invalid
+     * {@code sends} are announced to the ranks in {@code to} by a header message with their code.
      *
-     * <p>Invalid {@code sends} are announced, by a header message with their code and no payload,
-     * to the ranks in {@code to}. Every announced payload is still received, so that no message is
-     * left behind when the callers throw. All messages go on the payload communicator, so that a
-     * rank's messages reach each peer in the order sent; the calls of collectives, like MPI's, come
-     * in the same order on every rank, so a probe for any tag from a peer finds that peer's message
-     * of this exchange.
-     *
-     * <p>A message this rank cannot take (a tag or header that is not an mn4j tensor's, from
-     * mismatched calls) or a payload shorter than its header announced is an exception, but only
-     * once every message of this exchange is in: the other peers' messages are still received, the
-     * bad one into a scratch buffer, and every posted send and receive is waited for, since MPI
-     * writes into the received tensors and reads the pooled header buffers until then (and a
-     * sender waits until its message is received). The first error is thrown, later ones attached
-     * as suppressed.
+     * <p>All messages go on the payload communicator, so that a rank's messages reach each peer in
+     * the order sent, and collectives are called in the same order on every rank: a probe for any
+     * tag from a peer finds that peer's message of this exchange. A message this rank cannot take
+     * (from mismatched calls) or a payload shorter than announced is an exception, but only once
+     * every message of this exchange is in and every request has completed (MPI writes into the
+     * received tensors and reads the pooled header buffers until then); the first error is thrown,
+     * later ones attached as suppressed.
      */
     Exchanged exchange(Outgoing sends, boolean[] to, boolean[] from, String op) throws MPIException {
-        Tensor[] got = new Tensor[size];
-        SortedMap<Integer, Long> invalid = new TreeMap<>();
+        ExchangeInFlight round = new ExchangeInFlight(size);
         // MPI copies the own part first in its all-to-all too: done later, the copy would hold up
         // the peers' transfers, which advance only while this rank is inside MPI.
         if (!sends.valid()) {
-            invalid.put(rank, sends.invalidCode());
+            round.invalid.put(rank, sends.invalidCode());
         } else if (from[rank]) {
             TensorHeader h = sends.headers()[rank];
-            got[rank] = h.allocate();
-            TensorBytes.copy(sends.tensors()[rank], got[rank], 0, h.nbytes);
+            round.got[rank] = h.allocate();
+            TensorBytes.copy(sends.tensors()[rank], round.got[rank], 0, h.nbytes);
         }
-        ByteBuffer[] headers = new ByteBuffer[2 * size]; // sent at [dst], received at [size + src]
-        List<Request> requests = new ArrayList<>(2 * size);
-        // A payload announced by a header message: its chunk receives, checked against it once in.
-        record Announced(int src, long nbytes, List<Request> chunks) {
-        }
-        List<Announced> payloads = new ArrayList<>();
-        List<Exception> failures = new ArrayList<>(); // thrown once nothing is in flight any more
         // Ranks take their peers in staggered order, so that they do not all start with rank 0.
         for (int i = 1; i < size; i++) {
             int dst = (rank + i) % size;
-            if (!to[dst]) {
-                continue;
-            }
-            try {
-                if (!sends.valid()) {
-                    ByteBuffer buf = headers[dst] = HeaderBuffers.take();
-                    TensorHeader.writeInvalid(buf.asLongBuffer(), 0, sends.invalidCode());
-                    requests.add(payloadComm.iSend(buf, TensorHeader.BYTES, MPI.BYTE, dst, ShapeTag.HEADER));
-                    continue;
-                }
-                TensorHeader h = sends.headers()[dst];
-                Tensor data = sends.tensors()[dst];
-                int tag = h.nbytes <= chunkBytes ? shapeTags.of(h) : ShapeTag.HEADER;
-                if (tag != ShapeTag.HEADER) {
-                    requests.add(payloadComm.iSend(TensorBytes.wire(data, 0, h.nbytes), (int) h.nbytes, MPI.BYTE,
-                            dst, tag));
-                } else {
-                    headers[dst] = HeaderBuffers.take();
-                    postSend(payloadComm, ShapeTag.HEADER, ShapeTag.PAYLOAD, h, data, headers[dst], dst, requests);
-                }
-            } catch (RuntimeException | MPIException e) {
-                failures.add(e);
+            if (to[dst]) {
+                postExchangeSend(round, sends, dst);
             }
         }
         for (int i = 1; i < size; i++) {
             int src = (rank + size - i) % size;
-            if (!from[src]) {
-                continue;
+            if (from[src]) {
+                receiveExchanged(round, src, op);
             }
-            Message m = new Message();
-            boolean matched = false; // probed, not yet received
-            int count = 0;
+        }
+        round.awaitAll(op);
+        Reference.reachabilityFence(sends);
+        round.throwFirstFailure();
+        return new Exchanged(round.got, round.invalid);
+    }
+
+    /** Posts this rank's message of an exchange to {@code dst}: its tensor, or its invalid code. */
+    private void postExchangeSend(ExchangeInFlight round, Outgoing sends, int dst) {
+        try {
+            if (!sends.valid()) {
+                ByteBuffer buf = round.headers[dst] = HeaderBuffers.take();
+                TensorHeader.writeInvalid(buf.asLongBuffer(), 0, sends.invalidCode());
+                round.requests.add(payloadComm.iSend(buf, TensorHeader.BYTES, MPI.BYTE, dst, ShapeTag.HEADER));
+                return;
+            }
+            TensorHeader h = sends.headers()[dst];
+            Tensor data = sends.tensors()[dst];
+            int tag = h.nbytes <= chunkBytes ? shapeTags.of(h) : ShapeTag.HEADER;
+            if (tag != ShapeTag.HEADER) {
+                round.requests.add(payloadComm.iSend(TensorBytes.wire(data, 0, h.nbytes), (int) h.nbytes, MPI.BYTE,
+                        dst, tag));
+            } else {
+                round.headers[dst] = HeaderBuffers.take();
+                postSend(payloadComm, ShapeTag.HEADER, ShapeTag.PAYLOAD, h, data, round.headers[dst], dst, round.requests);
+            }
+        } catch (RuntimeException | MPIException e) {
+            round.failures.add(e);
+        }
+    }
+
+    /**
+     * Probes the message of an exchange from {@code src} and posts its receive: straight into a
+     * tensor for a tagged message, else after its header message. A message this rank cannot take
+     * is received whole into scratch memory and recorded as a failure.
+     */
+    private void receiveExchanged(ExchangeInFlight round, int src, String op) {
+        Message m = new Message();
+        boolean matched = false; // probed, not yet received
+        int count = 0;
+        try {
+            Status s = m.mProbe(src, MPI.ANY_TAG, payloadComm);
+            matched = true;
+            int tag = s.getTag();
+            count = s.getCount(MPI.BYTE);
+            if (tag != ShapeTag.HEADER) {
+                round.got[src] = shapeTags.read(tag, count, op, src).allocate();
+                round.requests.add(m.imRecv(TensorBytes.wire(round.got[src], 0, count), count, MPI.BYTE));
+                return;
+            }
+            String context = op + " from rank " + src; // not built for the tagged messages above
+            if (count < TensorHeader.BYTES || count > HeaderBuffers.MESSAGE_BYTES) {
+                throw new CommunicationException(context + ": received a header message of " + count
+                        + " bytes, not an mn4j tensor header: mismatched calls of collectives?");
+            }
+            ByteBuffer buf = round.headers[size + src] = HeaderBuffers.take();
+            m.mRecv(buf, count, MPI.BYTE);
+            matched = false;
+            LongBuffer longs = buf.asLongBuffer();
+            if (TensorHeader.isInvalid(longs, 0)) {
+                round.invalid.put(src, TensorHeader.invalidCode(longs, 0));
+                return;
+            }
+            TensorHeader theirs = TensorHeader.read(longs, 0, context);
+            round.got[src] = theirs.allocate();
+            List<Request> chunks = new ArrayList<>();
             try {
-                Status s = m.mProbe(src, MPI.ANY_TAG, payloadComm);
-                matched = true;
-                int tag = s.getTag();
-                count = s.getCount(MPI.BYTE);
-                if (tag != ShapeTag.HEADER) {
-                    got[src] = shapeTags.read(tag, count, op, src).allocate();
-                    requests.add(m.imRecv(TensorBytes.wire(got[src], 0, count), count, MPI.BYTE));
-                    matched = false;
-                    continue;
+                postReceive(theirs, round.got[src], buf, src, ShapeTag.PAYLOAD, chunks, context);
+            } finally {
+                if (!chunks.isEmpty()) { // none for an inline payload, already copied
+                    round.payloads.add(new AnnouncedPayload(src, theirs.nbytes, chunks));
                 }
-                String context = op + " from rank " + src; // not built for the tagged messages above
-                if (count < TensorHeader.BYTES || count > HeaderBuffers.MESSAGE_BYTES) {
-                    throw new CommunicationException(context + ": received a header message of " + count
-                            + " bytes, not an mn4j tensor header: mismatched calls of collectives?");
-                }
-                ByteBuffer buf = headers[size + src] = HeaderBuffers.take();
-                m.mRecv(buf, count, MPI.BYTE);
-                matched = false;
-                LongBuffer longs = buf.asLongBuffer();
-                if (TensorHeader.isInvalid(longs, 0)) {
-                    invalid.put(src, TensorHeader.invalidCode(longs, 0));
-                    continue;
-                }
-                TensorHeader theirs = TensorHeader.read(longs, 0, context);
-                got[src] = theirs.allocate();
-                List<Request> chunks = new ArrayList<>();
+            }
+        } catch (RuntimeException | MPIException e) {
+            round.failures.add(e);
+            round.got[src] = null;
+            if (matched) {
+                // Left matched, the message would never complete at its sender; received whole,
+                // since a truncated receive may be written past its end (Open MPI 4.1).
                 try {
-                    postReceive(theirs, got[src], buf, src, ShapeTag.PAYLOAD, chunks, context);
-                } finally {
-                    if (!chunks.isEmpty()) { // none for an inline payload, already copied
-                        payloads.add(new Announced(src, theirs.nbytes, chunks));
-                    }
-                }
-            } catch (RuntimeException | MPIException e) {
-                failures.add(e);
-                got[src] = null;
-                if (matched) {
-                    // Left matched, the message would never complete at its sender; received whole,
-                    // since a truncated receive may be written past its end (Open MPI 4.1).
-                    try {
-                        m.mRecv(ByteBuffer.allocateDirect(Math.max(count, 1)), count, MPI.BYTE);
-                    } catch (MPIException again) {
-                        e.addSuppressed(again);
-                    }
+                    m.mRecv(ByteBuffer.allocateDirect(Math.max(count, 1)), count, MPI.BYTE);
+                } catch (MPIException again) {
+                    e.addSuppressed(again);
                 }
             }
         }
-        for (Announced p : payloads) { // receives first, as MPI's all-to-all
-            long received = 0;
-            for (Request r : p.chunks()) {
+    }
+
+    /** A payload announced by a header message: its chunk receives, checked against it once in. */
+    private record AnnouncedPayload(int src, long nbytes, List<Request> chunks) {
+    }
+
+    /** The state of one {@link #exchange}: what arrived, and what is still in flight. */
+    private static final class ExchangeInFlight {
+        final Tensor[] got;
+        final SortedMap<Integer, Long> invalid = new TreeMap<>();
+        /** Header buffers, sent at [dst], received at [size + src]: given back once all is done. */
+        final ByteBuffer[] headers;
+        final List<Request> requests;
+        final List<AnnouncedPayload> payloads = new ArrayList<>();
+        /** Thrown once nothing is in flight any more. */
+        final List<Exception> failures = new ArrayList<>();
+
+        ExchangeInFlight(int size) {
+            got = new Tensor[size];
+            headers = new ByteBuffer[2 * size];
+            requests = new ArrayList<>(2 * size);
+        }
+
+        /** Waits for every payload (receives first, as MPI's all-to-all), then every other request. */
+        void awaitAll(String op) {
+            for (AnnouncedPayload p : payloads) {
+                long received = 0;
+                for (Request r : p.chunks()) {
+                    try {
+                        received += r.waitStatus().getCount(MPI.BYTE);
+                    } catch (MPIException e) {
+                        failures.add(e);
+                    }
+                }
+                if (received != p.nbytes()) { // a shorter message fits its receive silently
+                    failures.add(payloadMismatch(op + ": the payload from rank " + p.src() + " has " + received
+                            + " bytes where its header announced " + p.nbytes()));
+                }
+            }
+            for (int i = requests.size() - 1; i >= 0; i--) {
                 try {
-                    received += r.waitStatus().getCount(MPI.BYTE);
+                    requests.get(i).waitFor();
                 } catch (MPIException e) {
                     failures.add(e);
                 }
             }
-            if (received != p.nbytes()) { // a shorter message fits its receive silently
-                failures.add(payloadMismatch(op + ": the payload from rank " + p.src() + " has " + received
-                        + " bytes where its header announced " + p.nbytes()));
+            for (ByteBuffer b : headers) {
+                HeaderBuffers.give(b);
             }
         }
-        for (int i = requests.size() - 1; i >= 0; i--) {
-            try {
-                requests.get(i).waitFor();
-            } catch (MPIException e) {
-                failures.add(e);
+
+        void throwFirstFailure() throws MPIException {
+            if (failures.isEmpty()) {
+                return;
             }
-        }
-        for (ByteBuffer b : headers) {
-            HeaderBuffers.give(b);
-        }
-        Reference.reachabilityFence(sends);
-        if (!failures.isEmpty()) {
             Exception first = failures.get(0);
             failures.subList(1, failures.size()).forEach(first::addSuppressed);
             if (first instanceof MPIException mpi) {
@@ -509,7 +530,6 @@ final class Wire {
             }
             throw (RuntimeException) first;
         }
-        return new Exchanged(got, invalid);
     }
 
     static Status waitAll(List<Request> requests) throws MPIException {

@@ -6,5 +6,12 @@
  * contiguous CPU tensors are sent from and received into their own memory (no copy); messages
  * larger than MPI's {@code int} count are split into chunks. Nothing above this package touches
  * {@code mpi.*} directly, so another transport can be added here without changing the layers above.
+ *
+ * <p>Inside, from the API down: {@code Communicator} (the public calls, their counters, and
+ * {@code MpiCalls}, the gate every call into MPI passes); {@code CheckedPointToPoint} and
+ * {@code CheckedCollectives}, which make a bad argument fail on every rank it concerns
+ * ({@code CrossRankChecks}, {@code AgreementRound}); the backends that move the bytes,
+ * {@code Wire} (headers, payloads and the collectives' exchange), {@code BlockExchange} and
+ * {@code Reductions}; and {@code MpiJob}, the life of the job in one process.
  */
 package io.mn4j.communicator;

@@ -55,17 +55,17 @@ public class WireSuite implements ScenarioSuite {
             } else if (me == 0) {
                 check.throwsWith(what + ": rank 0 throws", () -> {
                     try {
-                        wire.exchange(Outgoing.one(mine, toRoot), toRoot, all(n), "gather");
+                        wire.exchange(Outgoing.sameTo(mine, toRoot), toRoot, all(n), "gather");
                     } catch (MPIException e) {
                         throw new CommunicationException("MPI error: " + e.getMessage(), e);
                     }
                 }, fragments);
             } else {
-                Wire.Exchanged got = wire.exchange(Outgoing.one(mine, toRoot), toRoot, only(n, -1), "gather");
+                Wire.Exchanged got = wire.exchange(Outgoing.sameTo(mine, toRoot), toRoot, only(n, -1), "gather");
                 check.equal(what + ": a sender returns", 0, got.invalid().size());
             }
             // Every message of the failed gather was received: this allgather gets the new values.
-            Wire.Exchanged got = wire.exchange(Outgoing.one(part(me, 2), all(n)), all(n), all(n), "allgather");
+            Wire.Exchanged got = wire.exchange(Outgoing.sameTo(part(me, 2), all(n)), all(n), all(n), "allgather");
             for (int r = 0; r < n; r++) {
                 Tensor expected = part(r, 2);
                 Tensor actual = got.tensors()[r];

@@ -90,7 +90,7 @@ public final class EndWaitMain {
      * thread got there.
      */
     private static void awaitCallsInMpi(int n) throws Exception {
-        Field f = Class.forName("io.mn4j.communicator.MpiJob").getDeclaredField("callsInMpi");
+        Field f = Class.forName("io.mn4j.communicator.MpiCalls").getDeclaredField("inProgress");
         f.setAccessible(true);
         AtomicInteger calls = (AtomicInteger) f.get(null);
         long deadline = System.nanoTime() + 60_000_000_000L;
