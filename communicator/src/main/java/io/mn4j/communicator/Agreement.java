@@ -50,7 +50,7 @@ public final class Agreement {
         String message = mine != null ? mine
                 : "stopping because " + (failures.size() == 1 ? "another rank" : failures.size() + " other ranks") + " failed: "
                         + String.join("; ", failures);
-        throw new JobInputException(message, error);
+        throw new JobInputException(message, error, spansJob(comm));
     }
 
     /**
@@ -62,7 +62,7 @@ public final class Agreement {
         List<String> bad = comm.problemsOnRanks(problem);
         if (!bad.isEmpty()) {
             throw new JobInputException(what + " failed on " + (bad.size() == 1 ? "one rank" : bad.size() + " ranks")
-                    + " (of " + comm.size() + "): " + String.join("; ", bad), cause);
+                    + " (of " + comm.size() + "): " + String.join("; ", bad), cause, spansJob(comm));
         }
     }
 
@@ -82,8 +82,13 @@ public final class Agreement {
     public static void requireSame(Communicator comm, String what, Serializable value) {
         String disagreement = comm.disagreement(value);
         if (disagreement != null) {
-            throw new JobInputException("every rank must have the same " + what + ", but " + disagreement, null);
+            throw new JobInputException("every rank must have the same " + what + ", but " + disagreement, null, spansJob(comm));
         }
+    }
+
+    /** Whether {@code comm} holds every rank of the job, so that its agreed failure is the whole job's. */
+    private static boolean spansJob(Communicator comm) {
+        return comm.size() == MpiJob.worldSize();
     }
 
     private static String describe(Throwable e) {

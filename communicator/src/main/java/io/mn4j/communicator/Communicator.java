@@ -124,7 +124,9 @@ public final class Communicator implements AutoCloseable {
 
     /**
      * Runs {@code body} on the world communicator, then finalizes MPI. An exception escaping it
-     * on any rank ends the whole job (every rank exits non-zero) with that rank's message printed.
+     * on any rank ends the whole job (every rank exits non-zero) with that rank's message printed,
+     * except a {@link JobInputException} that every rank of the job throws (from {@link Agreement}):
+     * then MPI is finalized and every rank throws it on, for the program to report.
      * Communicator calls still running on other threads when the body returns are waited for (30 s,
      * {@code -Dmn4j.endWaitSeconds}); one that does not end by then ends the job, all ranks, naming
      * the cause.

@@ -8,9 +8,23 @@ package io.mn4j.communicator;
  */
 public class JobInputException extends RuntimeException {
     private static final long serialVersionUID = 1L;
+    private final boolean onEveryRank;
 
     /** @param message this rank's error, or why this rank stops although it did not fail itself */
     public JobInputException(String message, Throwable cause) {
+        this(message, cause, false);
+    }
+
+    JobInputException(String message, Throwable cause, boolean onEveryRank) {
         super(message, cause);
+        this.onEveryRank = onEveryRank;
+    }
+
+    /**
+     * Whether every rank of the job throws this at the same point (raised by {@link Agreement}):
+     * then {@link Communicator#run} ends the job normally and passes it on, instead of aborting.
+     */
+    public boolean onEveryRank() {
+        return onEveryRank;
     }
 }

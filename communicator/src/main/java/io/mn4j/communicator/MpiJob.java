@@ -8,6 +8,7 @@ import org.bytedeco.openblas.presets.openblas_nolapack;
 import org.bytedeco.pytorch.global.torch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.helpers.NOPLoggerFactory;
 
 /**
  * The life of an MPI job in one process: initialization of MPI and LibTorch, the rule that a
@@ -18,6 +19,8 @@ final class MpiJob {
     private static volatile boolean started;
     /** This process's rank in MPI_COMM_WORLD, for messages; -1 before {@link #start}. */
     private static volatile int worldRank = -1;
+    /** The number of ranks in MPI_COMM_WORLD; 0 before {@link #start}. */
+    private static volatile int worldSize;
     private static volatile boolean failing;
     /** True while {@link #run} runs the job's body. */
     private static volatile boolean bodyRunning;
@@ -52,12 +55,12 @@ final class MpiJob {
             if (!MPI.isInitialized()) {
                 int provided = MPI.InitThread(new String[0], MPI.THREAD_MULTIPLE);
                 if (provided < MPI.THREAD_MULTIPLE) {
-                    LOG.warn("MPI granted thread level {} < THREAD_MULTIPLE: call MPI from one thread at a time",
-                            provided);
+                    warn("MPI granted thread level " + provided + " < THREAD_MULTIPLE: call MPI from one thread at a time");
                 }
             }
             threadMultiple = MPI.queryThread() == MPI.THREAD_MULTIPLE;
             worldRank = MPI.COMM_WORLD.getRank();
+            worldSize = MPI.COMM_WORLD.getSize();
             Thread.setDefaultUncaughtExceptionHandler((thread, error) -> fail(error));
             Intracomm node = MPI.COMM_WORLD.splitType(Intracomm.TYPE_SHARED, 0, MPI.INFO_NULL);
             loadLibTorchOneRankPerNodeFirst(node);
@@ -71,19 +74,32 @@ final class MpiJob {
     }
 
     /**
-     * Runs {@code body}; an exception escaping it ends the whole job. Then finalizes MPI once the
-     * calls still running on other threads end ({@link #finishWhenCallsEnd}).
+     * Runs {@code body}; an exception escaping it ends the whole job, except bad input that every
+     * rank throws at the same point ({@link JobInputException#onEveryRank()}), which ends the job
+     * normally and is thrown on. Then finalizes MPI once the calls still running on other threads
+     * end ({@link #finishWhenCallsEnd}).
+     *
+     * @throws JobInputException the body's, on every rank, after MPI is finalized
      */
     static void run(Body body) {
+        JobInputException everyRank = null;
         try {
             bodyRunning = true;
             body.run();
+        } catch (JobInputException e) {
+            if (!e.onEveryRank()) {
+                fail(e);
+            }
+            everyRank = e;
         } catch (Throwable t) {
             fail(t);
         } finally {
             bodyRunning = false;
         }
-        finishWhenCallsEnd("the job's body returned");
+        finishWhenCallsEnd(everyRank == null ? "the job's body returned" : "every rank stopped on bad input");
+        if (everyRank != null) {
+            throw everyRank;
+        }
     }
 
     /**
@@ -96,8 +112,8 @@ final class MpiJob {
         MpiCalls.refuseNew(worldRank, event);
         int running = MpiCalls.inProgress();
         if (running > 0 && !failing) {
-            LOG.warn("{} on rank {} while {} communicator call(s) run on other threads; waiting up to {} s for them",
-                    event, worldRank, running, END_WAIT_SECONDS);
+            warn(event + " on rank " + worldRank + " while " + running + " communicator call(s) run on other threads;"
+                    + " waiting up to " + END_WAIT_SECONDS + " s for them");
             long deadline = System.nanoTime() + END_WAIT_SECONDS * 1_000_000_000L;
             boolean interrupted = false;
             while ((running = MpiCalls.inProgress()) > 0) {
@@ -152,6 +168,14 @@ final class MpiJob {
     }
 
     /** The integer in environment variable {@code name}, or {@code otherwise} when it is unset. */
+    /** A warning that matters to the run: logged, and on stderr too when SLF4J has no provider to show it. */
+    private static void warn(String message) {
+        LOG.warn(message);
+        if (LoggerFactory.getILoggerFactory() instanceof NOPLoggerFactory) {
+            System.err.println("mn4j: " + message);
+        }
+    }
+
     private static int envInt(String name, int otherwise) {
         String v = System.getenv(name);
         return v != null ? Integer.parseInt(v.trim()) : otherwise;
@@ -192,6 +216,11 @@ final class MpiJob {
             return;
         }
         finish();
+    }
+
+    /** The number of ranks of the job. */
+    static int worldSize() {
+        return worldSize;
     }
 
     static boolean threadMultiple() {

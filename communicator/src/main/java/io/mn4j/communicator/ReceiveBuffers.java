@@ -1,5 +1,6 @@
 package io.mn4j.communicator;
 
+import io.mn4j.tensor.Scopes;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -48,7 +49,7 @@ final class ReceiveBuffers {
     /** Blocks lent to live tensors, by the aligned address LibTorch holds. */
     private static final Map<Long, Block> LENT = new ConcurrentHashMap<>();
 
-    private static final PointerConsumer RETURN = permanent(new PointerConsumer() {
+    private static final PointerConsumer RETURN = Scopes.permanent(new PointerConsumer() {
         @Override
         public void call(Pointer data) {
             Block b = LENT.remove(data.address());
@@ -68,10 +69,6 @@ final class ReceiveBuffers {
         this.maxKeptBytes = maxKeptBytes;
     }
 
-    private static <P extends Pointer> P permanent(P p) {
-        p.retainReference();
-        return p;
-    }
 
     /** A new contiguous CPU tensor of this dtype and shape, its memory uninitialised. */
     static Tensor empty(WireType type, long[] shape, long nbytes) {

@@ -70,6 +70,15 @@ public final class Scopes {
         return t;
     }
 
+    /**
+     * {@code p}, made to live as long as the JVM: a constant (a deleter, options) may be first made
+     * inside a caller's PointerScope, whose close must not free it.
+     */
+    public static <P extends Pointer> P permanent(P p) {
+        p.retainReference();
+        return p;
+    }
+
     /** Closes every non-null tensor handle given. */
     public static void closeAll(Tensor... ts) {
         for (Tensor t : ts) {

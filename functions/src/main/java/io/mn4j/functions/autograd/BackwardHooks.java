@@ -1,5 +1,6 @@
 package io.mn4j.functions.autograd;
 
+import io.mn4j.tensor.Scopes;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.FunctionPostHook;
 import org.bytedeco.pytorch.FunctionPreHook;
@@ -15,7 +16,7 @@ final class BackwardHooks {
      * What most hooks return: one undefined tensor. LibTorch copies a hook's result, so one
      * permanent vector serves every call (a new one cost two native objects per hook).
      */
-    private static final TensorVector UNDEFINED = Pins.permanent(new TensorVector(Pins.permanent(new Tensor())));
+    private static final TensorVector UNDEFINED = Scopes.permanent(new TensorVector(Scopes.permanent(new Tensor())));
 
     private BackwardHooks() {
     }

@@ -1,5 +1,6 @@
 package io.mn4j.functions.autograd;
 
+import io.mn4j.tensor.Scopes;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
@@ -27,9 +28,9 @@ import org.bytedeco.pytorch.global.torch;
  */
 public final class Pins<T> {
     /** Options and device of every pin, made once (each is a native object). */
-    private static final TensorOptions INDEX_OPTIONS = permanent(new TensorOptions(torch.ScalarType.Long));
-    private static final TensorOptions LEAF_OPTIONS = permanent(new TensorOptions(torch.ScalarType.Float));
-    private static final DeviceOptional DEVICE = permanent(new DeviceOptional());
+    private static final TensorOptions INDEX_OPTIONS = Scopes.permanent(new TensorOptions(torch.ScalarType.Long));
+    private static final TensorOptions LEAF_OPTIONS = Scopes.permanent(new TensorOptions(torch.ScalarType.Float));
+    private static final DeviceOptional DEVICE = Scopes.permanent(new DeviceOptional());
 
     private final Map<Long, T> byAddress = new ConcurrentHashMap<>();
     private final Consumer<? super T> onRelease;
@@ -38,7 +39,7 @@ public final class Pins<T> {
     /** A registry that calls {@code onRelease} with the owner of each pin LibTorch frees. */
     public Pins(Consumer<? super T> onRelease) {
         this.onRelease = onRelease;
-        this.deleter = permanent(new PointerConsumer() {
+        this.deleter = Scopes.permanent(new PointerConsumer() {
             @Override
             public void call(Pointer p) {
                 released(p);
@@ -46,14 +47,6 @@ public final class Pins<T> {
         });
     }
 
-    /**
-     * A native object that lives as long as the JVM: this package's constants may be made inside
-     * a caller's PointerScope, whose close must not free them.
-     */
-    static <P extends Pointer> P permanent(P p) {
-        p.retainReference();
-        return p;
-    }
 
     /** An empty int64 index ({@code [0]}), for a node to save (e.g. with {@code index_select}). */
     public Tensor index(T owner) {

@@ -1,6 +1,8 @@
 package io.mn4j.mpitests.communicator;
 
+import io.mn4j.communicator.Agreement;
 import io.mn4j.communicator.Communicator;
+import io.mn4j.communicator.JobInputException;
 import io.mn4j.communicator.ReduceOp;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,7 +16,11 @@ import org.bytedeco.pytorch.global.torch.ScalarType;
  * every other rank wait in a blocking recv), {@code run} (the body given to Communicator.run throws
  * while the others wait in a recv from it), {@code killed} (the failing rank's process is killed
  * with SIGKILL, as the kernel's out-of-memory killer does: no exception, no message of its own,
- * while the others wait in a recv from it). Each rank writes a marker file once it is waiting, so
+ * while the others wait in a recv from it), {@code agreed} (every rank's input disagrees and
+ * {@link Agreement} says so on every rank: the job ends normally, each rank reports the message
+ * and exits with 2), {@code agreed-in-half} (the same on a communicator of the first half of the
+ * ranks only: those ranks throw while the rest wait, so the job must end as after a crash). Each
+ * rank writes a marker file once it is waiting, so
  * the test knows the others really were blocked, and the failing rank writes the time it throws,
  * so the test can tell how long the job took to end after the failure.
  */
@@ -30,6 +36,10 @@ public final class CrashMain {
         String mode = args[1];
         if (mode.equals("run")) {
             Communicator.run(c -> body(c, dir, mode));
+            return;
+        }
+        if (mode.startsWith("agreed")) {
+            agreed(dir, mode);
             return;
         }
         body(Communicator.world(), dir, mode);
@@ -67,6 +77,32 @@ public final class CrashMain {
             }
         }
         Files.writeString(dir.resolve("rank-" + me + ".finished"), "finished");
+    }
+
+    private static void agreed(Path dir, String mode) throws Exception {
+        int[] rank = {-1};
+        try {
+            Communicator.run(c -> {
+                rank[0] = c.rank();
+                marker(dir, c.rank());
+                if (mode.equals("agreed")) {
+                    Files.writeString(dir.resolve("throwing-at-millis"), Long.toString(System.currentTimeMillis()));
+                    Agreement.requireSame(c, "rank parity", c.rank() % 2);
+                    return;
+                }
+                int half = c.size() / 2;
+                try (Communicator firstHalf = c.split(c.rank() < half ? 0 : 1, c.rank())) {
+                    if (c.rank() < half) {
+                        Files.writeString(dir.resolve("throwing-at-millis"), Long.toString(System.currentTimeMillis()));
+                        Agreement.requireSame(firstHalf, "rank", c.rank());
+                    }
+                    c.recv(0, 5); // never sent: only the failure can end this wait
+                }
+            });
+        } catch (JobInputException e) {
+            Files.writeString(dir.resolve("rank-" + rank[0] + ".reported"), e.getMessage());
+            System.exit(2);
+        }
     }
 
     private static void marker(Path dir, int rank) throws Exception {

@@ -1,5 +1,6 @@
 package io.mn4j.mpitests.communicator;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -45,6 +46,39 @@ class CrashTest {
         assertTrue(r.output().contains("rank " + failing + " failed"),
                 () -> "the failure does not name the rank:\n" + r.describe());
         assertOthersWereWaitingAndDidNotFinish(dir, ranks);
+    }
+
+    /**
+     * Bad input that {@code Agreement} finds on every rank ends the job normally: every rank
+     * reports the message and exits with its own code, MPI finalized, no abort.
+     */
+    @ParameterizedTest(name = "agreed with {0} ranks")
+    @CsvSource({"2", "3"})
+    void inputEveryRankRefusesEndsTheJobWithoutAnAbort(int ranks, @TempDir(cleanup = CleanupMode.ON_SUCCESS) Path dir)
+            throws Exception {
+        MpiLauncher.Result r = MpiLauncher.run(ranks, CrashMain.class.getName(), List.of(dir.toString(), "agreed"), dir,
+                TIMEOUT_SECONDS);
+        assertFalse(r.timedOut(), r::describe);
+        assertEquals(2, r.exitCode(), r::describe);
+        for (int rank = 0; rank < ranks; rank++) {
+            Path report = dir.resolve("rank-" + rank + ".reported");
+            assertTrue(Files.exists(report), "rank " + rank + " did not report the bad input:\n" + r.describe());
+            assertTrue(Files.readString(report).contains("every rank must have the same rank parity, but"),
+                    () -> "rank's report: " + report);
+        }
+        assertFalse(r.output().contains("MPI_ABORT") || r.output().contains("ending the job"), r::describe);
+    }
+
+    /** Agreement on a communicator of some ranks only is not the whole job's: those ranks end it as a crash does. */
+    @ParameterizedTest(name = "agreed in half of {0} ranks")
+    @CsvSource({"4"})
+    void inputRefusedOnSomeRanksEndsTheJobAsACrash(int ranks, @TempDir(cleanup = CleanupMode.ON_SUCCESS) Path dir)
+            throws Exception {
+        MpiLauncher.Result r = MpiLauncher.run(ranks, CrashMain.class.getName(), List.of(dir.toString(), "agreed-in-half"),
+                dir, TIMEOUT_SECONDS);
+        FailedJobs.assertEndedSoonAfterTheFailure(r, dir.resolve("throwing-at-millis"), System.currentTimeMillis(),
+                AFTER_THROW_LIMIT_SECONDS);
+        assertTrue(r.output().contains("every rank must have the same rank, but"), r::describe);
     }
 
     private static void assertOthersWereWaitingAndDidNotFinish(Path dir, int ranks) {
