@@ -2,8 +2,8 @@ package io.mn4j.examples.bench;
 
 import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.ReduceOp;
-import io.mn4j.gnn.dist.AggregationMode;
-import io.mn4j.gnn.dist.GraphShardManager;
+import io.mn4j.gnn.shard.AggregationMode;
+import io.mn4j.gnn.shard.GraphShardManager;
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.graph.SyntheticGraphs;
 import io.mn4j.gnn.nn.GnnModel;

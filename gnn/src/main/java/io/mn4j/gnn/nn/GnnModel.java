@@ -1,6 +1,6 @@
 package io.mn4j.gnn.nn;
 
-import io.mn4j.gnn.dist.GraphShardManager;
+import io.mn4j.gnn.shard.GraphShardManager;
 import io.mn4j.gnn.sampling.Block;
 import io.mn4j.tensor.Scopes;
 import java.util.ArrayList;

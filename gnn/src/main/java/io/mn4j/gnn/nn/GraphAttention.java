@@ -1,6 +1,6 @@
 package io.mn4j.gnn.nn;
 
-import io.mn4j.gnn.dist.ShardOperator;
+import io.mn4j.gnn.shard.ShardOperator;
 import io.mn4j.gnn.graph.Csr;
 import java.util.List;
 import org.bytedeco.pytorch.GradMode;

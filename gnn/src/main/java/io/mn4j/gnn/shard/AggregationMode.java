@@ -1,4 +1,4 @@
-package io.mn4j.gnn.dist;
+package io.mn4j.gnn.shard;
 
 /** How a {@link GraphShardManager} aggregates over the shards of remote partitions (SAR's modes). */
 public enum AggregationMode {
