@@ -4,64 +4,88 @@ import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.RecvHandle;
 import io.mn4j.communicator.SendHandle;
 import java.util.function.BiConsumer;
+import java.util.function.BiFunction;
 import java.util.function.IntFunction;
 import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.global.torch;
 
 /**
- * SAR's ring: at step r (1 ≤ r < N) rank i sends to (i+r) mod N and receives from (i−r) mod N, so
- * every pair exchanges exactly once and no rank waits on a busy peer. Up to {@code depth} steps
- * are in flight at once (prefetch), and each received block is released as soon as it is used.
+ * SAR's ring over this rank's shards: at step r (1 ≤ r < N) rank i sends to (i+r) mod N and
+ * receives from (i−r) mod N, so every pair exchanges exactly once and no rank waits on a busy
+ * peer. Up to {@link #depth} steps are in flight at once (prefetch), and each received block is
+ * released as soon as it is used. Rows travel under tag 11, their gradients under 12, and the rows
+ * SAR's backward fetches again under 13.
  */
 final class Ring {
-    private Ring() {
+    private static final int TAG_FORWARD = 11;
+    private static final int TAG_BACKWARD = 12;
+    private static final int TAG_REFETCH = 13;
+
+    private final ShardLayout layout;
+    private int depth = 1;
+
+    Ring(ShardLayout layout) {
+        this.layout = layout;
+    }
+
+    /** Remote blocks fetched ahead of the one being aggregated (at least 0). */
+    void depth(int blocks) {
+        this.depth = Math.max(0, blocks);
     }
 
     /**
-     * Forward direction: {@code rowsFor.apply(p)} is what partner p needs from this rank;
-     * {@code use} gets each partner's block (owned by the ring: it is released afterwards).
+     * Sends every partner the rows of {@code data} it reads and gives {@code use} each partner's
+     * block of rows (owned by the ring: it is released afterwards).
      */
-    static void fetch(Communicator comm, int tag, int depth, IntFunction<Tensor> rowsFor,
-            BiConsumer<Integer, Tensor> use) {
+    void fetch(Tensor data, BiConsumer<Integer, Tensor> use) {
+        Communicator comm = layout.communicator();
         int n = comm.size(), me = comm.rank();
-        run(comm, tag, depth, r -> (me + r) % n, r -> (me - r + n) % n, rowsFor, use);
+        run(comm, TAG_FORWARD, depth, r -> (me + r) % n, r -> (me - r + n) % n,
+                p -> data.index_select(0, layout.shard(p).sendRows), use);
     }
 
     /**
-     * Backward direction, the mirror of {@link #fetch}: at step r, gradients go back to the rank
-     * this rank fetched from, {@code (i−r) mod N}, and come from the rank that fetched from it.
+     * The backward direction, the mirror of {@link #fetch}: sends {@code gradFor.apply(p)}
+     * (gradient of the rows fetched from p; null means zeros) to each partner p, and adds what
+     * partners send into the rows of {@code into} they read. The ring owns what {@code gradFor}
+     * returns and releases it once sent, so a step's payload goes with the step.
      */
-    static void pushBack(Communicator comm, int tag, int depth, IntFunction<Tensor> gradFor,
-            BiConsumer<Integer, Tensor> use) {
+    void pushGradients(Tensor into, IntFunction<Tensor> gradFor) {
+        Communicator comm = layout.communicator();
         int n = comm.size(), me = comm.rank();
-        run(comm, tag, depth, r -> (me - r + n) % n, r -> (me + r) % n, gradFor, use);
+        long features = into.size(1);
+        run(comm, TAG_BACKWARD, depth, r -> (me - r + n) % n, r -> (me + r) % n, p -> {
+            Tensor g = gradFor.apply(p);
+            // isend makes a strided payload contiguous itself (and keeps that copy while in flight).
+            return g != null ? g : torch.zeros(new long[] {layout.shard(p).numNeeded(), features}, into.options());
+        }, (p, grad) -> layout.addRowGradients(into, p, grad));
     }
 
     /**
-     * SAR's rematerializing backward: at step r this rank re-fetches the block of (i−r) mod N
-     * (sending its own rows to (i+r) mod N), turns it into gradients with {@code compute}, sends
-     * them back to (i−r) and receives from (i+r) the gradients of the rows it sent, for
-     * {@code received}. One block and its gradient live at a time; the rows sent go before the
-     * computation, the fetched block right after it.
+     * SAR's rematerializing backward: at step r this rank fetches again the block of (i−r) mod N
+     * (sending its own rows of {@code data} to (i+r) mod N), turns it into gradients with
+     * {@code compute}, sends them back to (i−r) and adds the gradients (i+r) returns for the rows
+     * it read into {@code into}. One block and its gradient live at a time.
      */
-    static void refetchAndReturn(Communicator comm, int fetchTag, int gradTag, IntFunction<Tensor> rowsFor,
-            java.util.function.BiFunction<Integer, Tensor, Tensor> compute, BiConsumer<Integer, Tensor> received) {
+    void refetchAndReturn(Tensor data, BiFunction<Integer, Tensor, Tensor> compute, Tensor into) {
+        Communicator comm = layout.communicator();
         int n = comm.size(), me = comm.rank();
         for (int r = 1; r < n; r++) {
             int from = (me - r + n) % n, to = (me + r) % n;
-            RecvHandle rows = comm.irecv(from, fetchTag);
-            Tensor mine = rowsFor.apply(to);
-            SendHandle sent = comm.isend(mine, to, fetchTag);
+            RecvHandle rows = comm.irecv(from, TAG_REFETCH);
+            Tensor mine = data.index_select(0, layout.shard(to).sendRows);
+            SendHandle sent = comm.isend(mine, to, TAG_REFETCH);
             Tensor block = rows.waitFor();
             // The partner posted its receive before waiting: our rows are taken now, and their
             // buffer need not live through the computation.
             sent.waitFor();
             mine.close();
-            RecvHandle gradIn = comm.irecv(to, gradTag);
+            RecvHandle gradIn = comm.irecv(to, TAG_BACKWARD);
             Tensor grad = compute.apply(from, block);
             block.close();
-            SendHandle gradOut = comm.isend(grad, from, gradTag);
+            SendHandle gradOut = comm.isend(grad, from, TAG_BACKWARD);
             Tensor back = gradIn.waitFor();
-            received.accept(to, back);
+            layout.addRowGradients(into, to, back);
             gradOut.waitFor();
             grad.close();
             back.close();
