@@ -19,9 +19,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Partition p owns the contiguous node ids {@code [offsets[p], offsets[p+1])}; an edge belongs
  * to the partition of its destination. For rank i, shard j holds the in-edges of i's nodes whose
- * sources j owns ({@link ShardLayout}). Self-loops stored in the graph are treated as PyG treats
- * them: sums and means (SAGE) count every stored edge; GCN's normalisation and attention operators
- * with {@link ShardOperator#selfLoops()} give every node exactly one self-loop.
+ * sources j owns. Self-loops stored in the graph are treated as PyG treats them: sums and means
+ * (SAGE) count every stored edge; GCN's normalisation and attention operators with
+ * {@link ShardOperator#selfLoops()} give every node exactly one self-loop.
  *
  * <p>Layers call {@link #aggregate(Tensor, EdgeNorm)} (plain weighted sums: GCN, mean-SAGE) or
  * {@link #aggregate(Tensor, Tensor, ShardOperator)} (anything else, e.g. attention); the
