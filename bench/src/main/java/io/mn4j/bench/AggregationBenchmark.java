@@ -19,17 +19,17 @@ import java.util.concurrent.Callable;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.BoolOptional;
 import org.bytedeco.pytorch.T_TensorTensorTensorTensor_T;
-import org.bytedeco.pytorch.TensorArrayRefOptional;
 import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorArrayRefOptional;
 import org.bytedeco.pytorch.TensorOptional;
 import org.bytedeco.pytorch.TensorOptions;
-import org.bytedeco.pytorch.global.torch;
 import org.bytedeco.pytorch.global.torch.ScalarType;
-import picocli.CommandLine;
+import org.bytedeco.pytorch.global.torch;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
+import picocli.CommandLine;
 
 /**
  * Sum-aggregation throughput, forward and backward (gradient with respect to the node features),

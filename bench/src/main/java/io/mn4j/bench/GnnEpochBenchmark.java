@@ -1,14 +1,12 @@
 package io.mn4j.bench;
 
+import io.mn4j.communicator.Agreement;
 import io.mn4j.communicator.Communicator;
 import io.mn4j.examples.gnn.GnnRun;
 import io.mn4j.examples.gnn.GraphOptions;
 import io.mn4j.examples.gnn.JvmSetup;
 import io.mn4j.examples.gnn.Partitions;
 import io.mn4j.examples.support.Cli;
-import io.mn4j.gnn.dist.AggregationMode;
-import io.mn4j.gnn.dist.EdgeNorm;
-import io.mn4j.gnn.dist.GraphShardManager;
 import io.mn4j.gnn.graph.Csr;
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.nn.GnnModel;
@@ -17,7 +15,9 @@ import io.mn4j.gnn.partition.PartitionMetadata;
 import io.mn4j.gnn.partition.PartitionReader;
 import io.mn4j.gnn.partition.PartitionWriter;
 import io.mn4j.gnn.partition.Partitioners;
-import io.mn4j.communicator.Agreement;
+import io.mn4j.gnn.shard.AggregationMode;
+import io.mn4j.gnn.shard.EdgeNorm;
+import io.mn4j.gnn.shard.GraphShardManager;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
@@ -45,8 +45,8 @@ import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorOptional;
 import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.TensorVector;
-import org.bytedeco.pytorch.global.torch;
 import org.bytedeco.pytorch.global.torch.ScalarType;
+import org.bytedeco.pytorch.global.torch;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 

@@ -2,8 +2,6 @@ package io.mn4j.bench;
 
 import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.ReduceOp;
-import io.mn4j.gnn.dist.AggregationMode;
-import io.mn4j.gnn.dist.GraphShardManager;
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.graph.SyntheticGraphs;
 import io.mn4j.gnn.nn.GnnModel;
@@ -13,6 +11,8 @@ import io.mn4j.gnn.partition.PartitionReader;
 import io.mn4j.gnn.partition.PartitionWriter;
 import io.mn4j.gnn.partition.Partitioners;
 import io.mn4j.gnn.sampling.DistNeighborSampler;
+import io.mn4j.gnn.shard.AggregationMode;
+import io.mn4j.gnn.shard.GraphShardManager;
 import io.mn4j.gnn.train.LocalNodes;
 import io.mn4j.gnn.train.MiniBatchTrainer;
 import java.io.IOException;

@@ -10,7 +10,7 @@ import io.mn4j.examples.support.Cli;
 import io.mn4j.examples.support.Memory;
 import io.mn4j.examples.support.ProgressBar;
 import io.mn4j.examples.support.RunOutput;
-import io.mn4j.gnn.dist.AggregationMode;
+import io.mn4j.gnn.shard.AggregationMode;
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.nn.GnnModel;
 import io.mn4j.gnn.partition.PartitionData;

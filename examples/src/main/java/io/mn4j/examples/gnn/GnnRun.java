@@ -1,8 +1,8 @@
 package io.mn4j.examples.gnn;
 
 import io.mn4j.communicator.Communicator;
-import io.mn4j.gnn.dist.AggregationMode;
-import io.mn4j.gnn.dist.GraphShardManager;
+import io.mn4j.gnn.shard.AggregationMode;
+import io.mn4j.gnn.shard.GraphShardManager;
 import io.mn4j.gnn.nn.GnnModel;
 import io.mn4j.gnn.partition.PartitionData;
 import io.mn4j.gnn.partition.PartitionMetadata;

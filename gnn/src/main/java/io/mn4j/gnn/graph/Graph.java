@@ -5,6 +5,7 @@ import io.mn4j.tensor.Scopes;
 import io.mn4j.tensor.Tensors;
 import java.util.Arrays;
 import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch.ScalarType;
 
@@ -287,7 +288,7 @@ public final class Graph implements AutoCloseable {
         if (features == null) throw new IllegalStateException("graph has no features");
         try (PointerScope s = new PointerScope()) {
             Tensor sum = features.sum(new long[] {1}, true, null);
-            Tensor safe = sum.masked_fill(sum.eq(new org.bytedeco.pytorch.Scalar(0.0)), new org.bytedeco.pytorch.Scalar(1.0));
+            Tensor safe = sum.masked_fill(sum.eq(new Scalar(0.0)), new Scalar(1.0));
             return withFeatures(features.div(safe));
         }
     }
@@ -322,7 +323,7 @@ public final class Graph implements AutoCloseable {
                 }
                 w = adj.nnz() == 0 ? Tensors.zeros(Tensors.type(adj.weight()), idx.length)
                         : adj.weight().index_select(0, Tensors.longs(idx));
-                w = w.masked_fill(Tensors.bools(fresh), new org.bytedeco.pytorch.Scalar(1.0)).contiguous();
+                w = w.masked_fill(Tensors.bools(fresh), new Scalar(1.0)).contiguous();
             }
             try (Csr a = Csr.of(numNodes(), numNodes(), Tensors.longs(rowptr), Tensors.longs(col), w)) {
                 return toBuilder().adjacency(a).build();

@@ -97,8 +97,44 @@ public final class SyntheticGraphs {
         if (featureSize < 0) throw new IllegalArgumentException("featureSize must be >= 0");
         int chunks = (n + CHUNK - 1) / CHUNK;
         long t0 = System.nanoTime();
+        Classes cls = drawClasses(n, classes, seed, chunks);
+        long t1 = System.nanoTime();
+        Stubs stubs = drawEdges(cls, avgDegree, o.homophily, seed, chunks);
+        long t2 = System.nanoTime();
+        SymmetricRows rows = symmetricRows(stubs, chunks);
+        long t3 = System.nanoTime();
+        try (PointerScope scope = new PointerScope()) {
+            Csr a = adjacency(rows, chunks);
+            Graph.Builder b = Graph.builder(a);
+            long t4 = System.nanoTime();
+            if (featureSize > 0) {
+                b.features(features(cls, featureSize, o, seed, chunks));
+            }
+            b.labels(Tensors.longs(cls.label)).numClasses(classes);
+            boolean[][] split = Graph.randomSplit(n, o.trainFraction, o.valFraction, mixSeed(seed, 6, 0));
+            b.masks(Tensors.bools(split[0]), Tensors.bools(split[1]), Tensors.bools(split[2]));
+            Graph g = b.build();
+            a.close();
+            LOG.debug("planted partition {}: classes {} ms, edges {} ms, CSR {} ms, tensors {} ms, features and split {} ms", g, (t1 - t0) / 1_000_000,
+                    (t2 - t1) / 1_000_000, (t3 - t2) / 1_000_000, (t4 - t3) / 1_000_000, (System.nanoTime() - t4) / 1_000_000);
+            return g;
+        }
+    }
 
-        // 1. Classes, and the members of each class.
+    /** Every node's class, and the nodes of class c, {@code members[start[c] .. start[c+1])}, in node order. */
+    private record Classes(int count, int[] label, int[] start, int[] members) {
+    }
+
+    /** The edges each node starts: node u's targets are {@code target[start[u] .. start[u+1])}. */
+    private record Stubs(long[] start, int[] target) {
+    }
+
+    /** The sorted, distinct neighbours of every node, per chunk of nodes, with the row pointers. */
+    private record SymmetricRows(long[] rowptr, int[][] rowsOfChunk) {
+    }
+
+    /** Step 1: classes, and the members of each class. */
+    private static Classes drawClasses(int n, int classes, long seed, int chunks) {
         int[] label = new int[n];
         IntStream.range(0, chunks).parallel().forEach(ch -> {
             SplittableRandom r = rng(seed, 1, ch);
@@ -110,9 +146,12 @@ public final class SyntheticGraphs {
         int[] members = new int[n];
         int[] next = Arrays.copyOf(classStart, classes);
         for (int i = 0; i < n; i++) members[next[label[i]]++] = i;
+        return new Classes(classes, label, classStart, members);
+    }
 
-        long t1 = System.nanoTime();
-        // 2. Number of edges each node starts, then the edges themselves.
+    /** Step 2: the number of edges each node starts, then the edges themselves. */
+    private static Stubs drawEdges(Classes cls, double avgDegree, double homophily, long seed, int chunks) {
+        int n = cls.label.length;
         double half = avgDegree / 2.0;
         int base = (int) Math.floor(half);
         double frac = half - base;
@@ -125,34 +164,46 @@ public final class SyntheticGraphs {
         long m = stubStart[n];
         if (2 * m > Integer.MAX_VALUE - 8) throw new IllegalArgumentException("too many edges for one process: " + 2 * m);
         int[] target = new int[(int) m];
-        final boolean anyOther = classes > 1 && classStart[classes] > 0;
         IntStream.range(0, chunks).parallel().forEach(ch -> {
             SplittableRandom r = rng(seed, 3, ch);
             for (int u = ch * CHUNK, end = Math.min(n, u + CHUNK); u < end; u++) {
-                int c = label[u];
-                int cs = classStart[c], csize = classStart[c + 1] - cs;
-                boolean othersExist = anyOther && csize < n;
                 for (long k = stubStart[u]; k < stubStart[u + 1]; k++) {
-                    int v;
-                    boolean inside = !othersExist || r.nextDouble() < o.homophily;
-                    do {
-                        if (inside) {
-                            v = csize > 1 ? members[cs + r.nextInt(csize)] : u;
-                            if (csize <= 1) break;
-                        } else {
-                            v = r.nextInt(n);
-                        }
-                    } while (v == u || (!inside && label[v] == c));
-                    target[(int) k] = v;
+                    target[(int) k] = drawTarget(cls, u, homophily, r);
                 }
             }
         });
+        return new Stubs(stubStart, target);
+    }
 
-        long t2 = System.nanoTime();
-        // 3. Symmetric CSR. Row u already holds the targets of its own edges (a forward CSR with
-        // row pointers stubStart); the reverse entries are its transpose, scattered in parallel by
-        // ranges of destination rows (each task scans all edges in order, so the result does not
-        // depend on the number of tasks). Then each row's union is sorted and deduplicated.
+    /** The other end of an edge from u: a node of u's class with probability {@code homophily}, else of another class. */
+    private static int drawTarget(Classes cls, int u, double homophily, SplittableRandom r) {
+        int n = cls.label.length;
+        int c = cls.label[u];
+        int cs = cls.start[c], csize = cls.start[c + 1] - cs;
+        boolean othersExist = cls.count > 1 && cls.start[cls.count] > 0 && csize < n;
+        int v;
+        boolean inside = !othersExist || r.nextDouble() < homophily;
+        do {
+            if (inside) {
+                v = csize > 1 ? cls.members[cs + r.nextInt(csize)] : u;
+                if (csize <= 1) break;
+            } else {
+                v = r.nextInt(n);
+            }
+        } while (v == u || (!inside && cls.label[v] == c));
+        return v;
+    }
+
+    /**
+     * Step 3: symmetric rows. Row u already holds the targets of its own edges; the reverse
+     * entries are their transpose, scattered in parallel by ranges of destination rows (each task
+     * scans all edges in order, so the result does not depend on the number of tasks). Then each
+     * row's union is sorted and deduplicated.
+     */
+    private static SymmetricRows symmetricRows(Stubs stubs, int chunks) {
+        int n = stubs.start.length - 1;
+        long[] stubStart = stubs.start;
+        int[] target = stubs.target;
         int tasks = Math.max(1, Math.min(chunks, Runtime.getRuntime().availableProcessors()));
         long[] revStart = new long[n + 1];
         IntStream.range(0, tasks).parallel().forEach(t -> {
@@ -176,6 +227,14 @@ public final class SyntheticGraphs {
                 }
             }
         });
+        return unionRows(stubs, revStart, rev, chunks);
+    }
+
+    /** Each row's own targets and reverse entries, sorted and deduplicated, per chunk. */
+    private static SymmetricRows unionRows(Stubs stubs, long[] revStart, int[] rev, int chunks) {
+        int n = stubs.start.length - 1;
+        long[] stubStart = stubs.start;
+        int[] target = stubs.target;
         int[][] rowsOfChunk = new int[chunks][];
         long[] rowptr = new long[n + 1];
         IntStream.range(0, chunks).parallel().forEach(ch -> {
@@ -195,53 +254,47 @@ public final class SyntheticGraphs {
             rowsOfChunk[ch] = Arrays.copyOf(buf, p);
         });
         for (int i = 0; i < n; i++) rowptr[i + 1] += rowptr[i];
-        long t3 = System.nanoTime();
-        try (PointerScope scope = new PointerScope()) {
-            Tensor col = Tensors.empty(ScalarType.Long, rowptr[n]);
-            if (rowptr[n] > 0) {
-                LongPointer cp = new LongPointer(col.data_ptr());
-                IntStream.range(0, chunks).parallel().forEach(ch -> {
-                    int[] rows = rowsOfChunk[ch];
-                    long[] buf = new long[rows.length];
-                    for (int k = 0; k < rows.length; k++) buf[k] = rows[k];
-                    new LongPointer(cp).position(rowptr[ch * CHUNK]).put(buf, 0, buf.length);
-                });
-            }
-            Csr a = Csr.of(n, n, Tensors.longs(rowptr), col, null);
-            Graph.Builder b = Graph.builder(a);
+        return new SymmetricRows(rowptr, rowsOfChunk);
+    }
 
-            long t4 = System.nanoTime();
-            // 4. Features: class mean plus noise, drawn per chunk straight into tensor memory.
-            if (featureSize > 0) {
-                int f = featureSize;
-                float[][] mu = new float[classes][f];
-                SplittableRandom mr = rng(seed, 4, 0);
-                for (float[] row : mu) for (int k = 0; k < f; k++) row[k] = (float) (o.signal * mr.nextGaussian());
-                Tensor x = Tensors.empty(ScalarType.Float, n, f);
-                if (n > 0) {
-                    FloatPointer xp = new FloatPointer(x.data_ptr());
-                    IntStream.range(0, chunks).parallel().forEach(ch -> {
-                        SplittableRandom r = rng(seed, 5, ch);
-                        int first = ch * CHUNK, end = Math.min(n, first + CHUNK);
-                        float[] buf = new float[(end - first) * f];
-                        for (int i = first, p = 0; i < end; i++) {
-                            float[] mean = mu[label[i]];
-                            for (int k = 0; k < f; k++) buf[p++] = mean[k] + (float) (o.noise * r.nextGaussian());
-                        }
-                        new FloatPointer(xp).position((long) first * f).put(buf, 0, buf.length);
-                    });
-                }
-                b.features(x);
-            }
-            b.labels(Tensors.longs(label)).numClasses(classes);
-            boolean[][] split = Graph.randomSplit(n, o.trainFraction, o.valFraction, mixSeed(seed, 6, 0));
-            b.masks(Tensors.bools(split[0]), Tensors.bools(split[1]), Tensors.bools(split[2]));
-            Graph g = b.build();
-            a.close();
-            LOG.debug("planted partition {}: classes {} ms, edges {} ms, CSR {} ms, tensors {} ms, features and split {} ms", g, (t1 - t0) / 1_000_000,
-                    (t2 - t1) / 1_000_000, (t3 - t2) / 1_000_000, (t4 - t3) / 1_000_000, (System.nanoTime() - t4) / 1_000_000);
-            return g;
+    /** Step 4: the CSR matrix, its columns copied chunk by chunk straight into tensor memory. */
+    private static Csr adjacency(SymmetricRows rows, int chunks) {
+        long[] rowptr = rows.rowptr;
+        int n = rowptr.length - 1;
+        Tensor col = Tensors.empty(ScalarType.Long, rowptr[n]);
+        if (rowptr[n] > 0) {
+            LongPointer cp = new LongPointer(col.data_ptr());
+            IntStream.range(0, chunks).parallel().forEach(ch -> {
+                int[] chunkRows = rows.rowsOfChunk[ch];
+                long[] buf = new long[chunkRows.length];
+                for (int k = 0; k < chunkRows.length; k++) buf[k] = chunkRows[k];
+                new LongPointer(cp).position(rowptr[ch * CHUNK]).put(buf, 0, buf.length);
+            });
         }
+        return Csr.of(n, n, Tensors.longs(rowptr), col, null);
+    }
+
+    /** Step 5: features, class mean plus noise, drawn per chunk straight into tensor memory. */
+    private static Tensor features(Classes cls, int f, Options o, long seed, int chunks) {
+        int n = cls.label.length;
+        float[][] mu = new float[cls.count][f];
+        SplittableRandom mr = rng(seed, 4, 0);
+        for (float[] row : mu) for (int k = 0; k < f; k++) row[k] = (float) (o.signal * mr.nextGaussian());
+        Tensor x = Tensors.empty(ScalarType.Float, n, f);
+        if (n > 0) {
+            FloatPointer xp = new FloatPointer(x.data_ptr());
+            IntStream.range(0, chunks).parallel().forEach(ch -> {
+                SplittableRandom r = rng(seed, 5, ch);
+                int first = ch * CHUNK, end = Math.min(n, first + CHUNK);
+                float[] buf = new float[(end - first) * f];
+                for (int i = first, p = 0; i < end; i++) {
+                    float[] mean = mu[cls.label[i]];
+                    for (int k = 0; k < f; k++) buf[p++] = mean[k] + (float) (o.noise * r.nextGaussian());
+                }
+                new FloatPointer(xp).position((long) first * f).put(buf, 0, buf.length);
+            });
+        }
+        return x;
     }
 
     private static SplittableRandom rng(long seed, int stream, int chunk) {

@@ -15,6 +15,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.bytedeco.javacpp.BytePointer;
 import org.bytedeco.javacpp.PointerScope;
@@ -249,7 +250,7 @@ public final class Npy {
         }
         int nonTrivial = 0;
         for (long d : shape) {
-            if (d < 0) throw new NpyFormatException(source + ": negative dimension in shape " + java.util.Arrays.toString(shape));
+            if (d < 0) throw new NpyFormatException(source + ": negative dimension in shape " + Arrays.toString(shape));
             if (d > 1) nonTrivial++;
         }
         if (fortran && nonTrivial > 1) throw new NpyFormatException(source + ": Fortran-order arrays are not supported; save with numpy.ascontiguousarray");
@@ -258,7 +259,7 @@ public final class Npy {
         try {
             h.dataBytes();
         } catch (ArithmeticException e) {
-            throw new NpyFormatException(source + ": shape " + java.util.Arrays.toString(shape) + " is too large");
+            throw new NpyFormatException(source + ": shape " + Arrays.toString(shape) + " is too large");
         }
         return h;
     }

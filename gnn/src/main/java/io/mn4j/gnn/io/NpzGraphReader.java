@@ -7,6 +7,8 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Arrays;
 import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.LongOptional;
+import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch.ScalarType;
 
@@ -48,7 +50,7 @@ public final class NpzGraphReader {
             if (npz.contains("labels")) {
                 Tensor y = npz.read("labels");
                 if (y.dim() == 2) {
-                    y = y.argmax(new org.bytedeco.pytorch.LongOptional(1), false);
+                    y = y.argmax(new LongOptional(1), false);
                 }
                 require(y.dim() == 1 && y.size(0) == n, npz, "labels must have " + n + " entries, got " + Tensors.shapeString(y));
                 require(!y.is_floating_point(), npz, "labels must be integers, got " + Tensors.type(y));
@@ -109,7 +111,7 @@ public final class NpzGraphReader {
         checkCsr(npz, "attr", n, f, indptr, Tensors.toLongArray(indices), data.numel());
         long[] rows = new long[(int) indptr[(int) n]];
         for (int i = 0; i < n; i++) Arrays.fill(rows, (int) indptr[i], (int) indptr[i + 1], i);
-        Tensor flat = Tensors.longs(rows).mul(new org.bytedeco.pytorch.Scalar(f)).add(indices);
+        Tensor flat = Tensors.longs(rows).mul(new Scalar(f)).add(indices);
         Tensor x = Tensors.zeros(ScalarType.Float, n * f).index_add_(0, flat, data);
         return x.view(n, f);
     }

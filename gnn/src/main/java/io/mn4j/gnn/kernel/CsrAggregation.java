@@ -24,22 +24,13 @@ import org.bytedeco.pytorch.global.torch.ScalarType;
  * passing, {@code out[i] = sum over entries e of row i of w_e * x[col_e]}. Rows without entries
  * give zero rows.
  *
- * <p><b>Kernel.</b> Both directions run LibTorch's {@code embedding_bag} in sum mode, with the CSR
- * column indices as bag contents, {@code rowptr} as bag offsets ({@code include_last_offset=true},
- * which makes empty rows empty bags) and the weights as {@code per_sample_weights}. It reads each
- * gathered row once and never materialises one row per edge; on this project's benchmark graph it
- * is several times faster than LibTorch's {@code sparse_csr} matmul.
- *
- * <p><b>Gradient.</b> {@link #apply} is differentiable in {@code x}: the gradient is
- * {@code Aᵀ · grad_out}, computed by the same kernel on the transposed matrix (built once, on first
- * use), not by {@code embedding_bag}'s generic backward. It is a {@link CustomFunction} (Java
- * backward on LibTorch's own autograd; the graph keeps what it needs and releases it with itself).
- * Under {@code create_graph} the transposed product is itself differentiable (so higher
- * derivatives are right). Weights are constants: a weight tensor that requires grad is rejected.
- * {@link #close()} releases the tensors; keep this object open while outputs of {@link #apply}
- * may be differentiated (layers hold it as a field).
- *
- * <p>Thread-safe for concurrent calls.
+ * <p>Both directions run LibTorch's {@code embedding_bag} in sum mode (column indices as bags,
+ * {@code rowptr} as offsets, weights as {@code per_sample_weights}), which never materialises one
+ * row per edge: several times faster than {@code sparse_csr} matmul here. {@link #apply} is
+ * differentiable in {@code x} through a {@link CustomFunction} whose backward is the same kernel on
+ * the transposed matrix (built once, on first use), itself differentiable under
+ * {@code create_graph}. Weights are constants: a weight tensor that requires grad is rejected.
+ * Keep this object open while outputs of {@link #apply} may be differentiated. Thread-safe.
  */
 public final class CsrAggregation implements AutoCloseable {
     private final Side fwd;

@@ -15,13 +15,10 @@ import org.bytedeco.pytorch.global.torch.ScalarType;
  * Inverted dropout, {@code x * mask} with {@code mask} 0 with probability {@code p} and
  * {@code 1/(1-p)} otherwise, differentiable in {@code x} (the mask is a constant).
  *
- * <p>Why not {@code torch.dropout}: in this LibTorch build (no MKL) {@code bernoulli_} draws every
- * element through the serial CPU generator; on Cora's 2708 x 1433 input features it took about
- * 190 ms, several times the rest of a GCN epoch. Here the mask is drawn in Java with
- * {@link SplittableRandom}, in fixed-size chunks on the common pool, straight into tensor memory,
- * then one multiplication applies it (about 10 ms on the same input). The mask is a function of
- * one 63-bit seed drawn from LibTorch's default generator, so {@code torch.manual_seed} makes
- * runs reproducible, whatever the number of threads. Keep probabilities are resolved to 2^-24.
+ * <p>Not {@code torch.dropout}: this LibTorch build draws the mask serially (about 190 ms on Cora's
+ * features against 10 ms here), so the mask is drawn in Java, in fixed-size chunks from one seed
+ * of LibTorch's generator: {@code torch.manual_seed} makes runs reproducible whatever the number
+ * of threads. Keep probabilities are resolved to 2^-24.
  */
 public final class Dropout {
     private static final int CHUNK = 1 << 16;

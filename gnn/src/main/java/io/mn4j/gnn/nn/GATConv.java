@@ -1,6 +1,6 @@
 package io.mn4j.gnn.nn;
 
-import io.mn4j.gnn.dist.GraphShardManager;
+import io.mn4j.gnn.shard.GraphShardManager;
 import io.mn4j.tensor.Scopes;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Module;

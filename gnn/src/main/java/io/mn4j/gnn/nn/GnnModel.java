@@ -1,11 +1,12 @@
 package io.mn4j.gnn.nn;
 
-import io.mn4j.gnn.dist.GraphShardManager;
 import io.mn4j.gnn.sampling.Block;
+import io.mn4j.gnn.shard.GraphShardManager;
 import io.mn4j.tensor.Scopes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.BiFunction;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Module;
 import org.bytedeco.pytorch.Tensor;
@@ -109,10 +110,9 @@ public final class GnnModel extends Module {
     }
 
     /** Dropout, layer i, activation, for every layer; the last without activation. */
-    private Tensor stack(Tensor x, boolean training, java.util.function.BiFunction<Integer, Tensor, Tensor> layer) {
-        // Every activation is the next step's input and nothing else's: its handle goes with this
-        // call, and autograd's own references (what backward needs) decide how long it lives, so
-        // backward frees each activation once it has used it, not when the caller's scope closes.
+    private Tensor stack(Tensor x, boolean training, BiFunction<Integer, Tensor, Tensor> layer) {
+        // Activations' handles go with this call: autograd's references alone keep them, so backward
+        // frees each once it has used it, not when the caller's scope closes.
         PointerScope outer = PointerScope.getInnerScope();
         try (PointerScope scope = new PointerScope()) {
             Tensor h = x;

@@ -1,7 +1,8 @@
 package io.mn4j.gnn.nn;
 
-import io.mn4j.gnn.dist.ShardOperator;
 import io.mn4j.gnn.graph.Csr;
+import io.mn4j.gnn.shard.ShardOperator;
+import java.util.Arrays;
 import java.util.List;
 import org.bytedeco.pytorch.GradMode;
 import org.bytedeco.pytorch.LongOptional;
@@ -23,7 +24,8 @@ import org.bytedeco.pytorch.global.torch;
  * Messages are summed with {@code embedding_bag}, so no [edges, H, C] tensor is made: in SAR mode
  * by one call over the rows seen as a table of [n·H, C] (row u·H + k is head k of u), with no copy
  * of the rows per head, and in the rematerialized backward the rows' gradient is sparse and in the
- * rows' own layout, so a step costs what its edges cost (see {@link #weightedSum} for modes 2, 3).
+ * rows' own layout, so a step costs what its edges cost (see {@link #weightedSum} for the other
+ * modes).
  */
 final class GraphAttention implements ShardOperator {
     /** Stands for −∞ in running maxima (finite, so that merging two empty states stays 0, not NaN). */
@@ -77,9 +79,9 @@ final class GraphAttention implements ShardOperator {
      * <p>Without autograd (SAR's forward) or with a sparse gradient (its rematerialized steps):
      * one bag per head and destination, bag k·n + v summing table rows u·H + k over v's edges
      * weighted by w[edge, k], so the rows are read where they are. When autograd records the call
-     * with a dense gradient (modes 2 and 3 keep the graph), one bag per head over a per-head copy
-     * of the rows instead: the copies (4·C·n bytes per head) cost less than what a single bag over
-     * H·E indices would keep and sort in backward (8·E bytes per head kept, 16·E sorted at once).
+     * with a dense gradient (SEQUENTIAL, ONE_SHOT and PIPELINED keep the graph), one bag per head
+     * over a per-head copy of the rows instead: the copies (4·C·n bytes per head) cost less than
+     * what a single bag over H·E indices would keep and sort in backward.
      */
     private Tensor weightedSum(Csr edges, List<Tensor> sources, Tensor w, boolean sparse) {
         long n = edges.numRows(), e = edges.nnz();
@@ -156,7 +158,7 @@ final class GraphAttention implements ShardOperator {
     /** The surrogate reads the running max and sum, not the weighted sum (a full feature matrix). */
     @Override
     public List<Tensor> stateForBackward(List<Tensor> finalState) {
-        return java.util.Arrays.asList(finalState.get(0), finalState.get(1), null);
+        return Arrays.asList(finalState.get(0), finalState.get(1), null);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.mn4j.gnn.nn;
 
+import org.bytedeco.pytorch.Module;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
@@ -14,7 +15,7 @@ final class Init {
      * {@code register_parameter} returns points into the module's parameter list and dangles
      * once more parameters are registered (the list grows): never keep it.
      */
-    static Tensor parameter(org.bytedeco.pytorch.Module module, String name, Tensor init) {
+    static Tensor parameter(Module module, String name, Tensor init) {
         return new Tensor(module.register_parameter(name, init));
     }
 

@@ -1,7 +1,7 @@
 package io.mn4j.gnn.nn;
 
-import io.mn4j.gnn.dist.EdgeNorm;
-import io.mn4j.gnn.dist.GraphShardManager;
+import io.mn4j.gnn.shard.EdgeNorm;
+import io.mn4j.gnn.shard.GraphShardManager;
 import io.mn4j.gnn.sampling.Block;
 import io.mn4j.tensor.Scopes;
 import org.bytedeco.javacpp.PointerScope;

@@ -1,5 +1,7 @@
 package io.mn4j.gnn.sampling;
 
+import java.util.Arrays;
+
 /**
  * Positions of distinct node ids (non-negative longs) in the order they were added: an
  * open-addressing hash map from id to position without boxing, for building a block's source list
@@ -14,7 +16,7 @@ final class NodeIndex {
         int capacity = Integer.highestOneBit(Math.max(16, expected * 2 - 1)) << 1;
         keys = new long[capacity];
         values = new int[capacity];
-        java.util.Arrays.fill(keys, -1);
+        Arrays.fill(keys, -1);
     }
 
     /** The position of {@code id}, adding it at the next position if it is new. */
@@ -45,7 +47,7 @@ final class NodeIndex {
         int[] oldValues = values;
         keys = new long[oldKeys.length * 2];
         values = new int[oldValues.length * 2];
-        java.util.Arrays.fill(keys, -1);
+        Arrays.fill(keys, -1);
         int mask = keys.length - 1;
         for (int i = 0; i < oldKeys.length; i++) {
             if (oldKeys[i] != -1) {

@@ -2,7 +2,7 @@ package io.mn4j.gnn.train;
 
 import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.ReduceOp;
-import io.mn4j.gnn.dist.GraphShardManager;
+import io.mn4j.gnn.shard.GraphShardManager;
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.nn.GnnModel;
 import io.mn4j.communicator.Agreement;

@@ -1,8 +1,8 @@
 package io.mn4j.gnn.nn;
 
 import io.mn4j.communicator.Communicator;
-import io.mn4j.gnn.dist.AggregationMode;
-import io.mn4j.gnn.dist.GraphShardManager;
+import io.mn4j.gnn.shard.AggregationMode;
+import io.mn4j.gnn.shard.GraphShardManager;
 import io.mn4j.mpitests.Check;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Scalar;

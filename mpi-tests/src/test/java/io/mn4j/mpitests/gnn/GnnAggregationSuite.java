@@ -1,15 +1,15 @@
 package io.mn4j.mpitests.gnn;
 
-import io.mn4j.gnn.dist.AggregationMode;
-import io.mn4j.gnn.dist.EdgeNorm;
-import io.mn4j.gnn.dist.GraphShardManager;
+import io.mn4j.gnn.shard.AggregationMode;
+import io.mn4j.gnn.shard.EdgeNorm;
+import io.mn4j.gnn.shard.GraphShardManager;
 import io.mn4j.communicator.Communicator;
 import io.mn4j.mpitests.Check;
 import io.mn4j.mpitests.Scenario;
 import io.mn4j.mpitests.ScenarioSuite;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import io.mn4j.gnn.dist.ShardOperator;
+import io.mn4j.gnn.shard.ShardOperator;
 import io.mn4j.gnn.graph.Csr;
 import io.mn4j.gnn.kernel.CsrAggregation;
 import java.util.List;

@@ -2,7 +2,7 @@ package io.mn4j.mpitests.gnn;
 
 import io.mn4j.communicator.Communicator;
 import io.mn4j.examples.gnn.GnnRun;
-import io.mn4j.gnn.dist.AggregationMode;
+import io.mn4j.gnn.shard.AggregationMode;
 import io.mn4j.iterators.EpochStats;
 import io.mn4j.mpitests.Check;
 import io.mn4j.mpitests.Scenario;

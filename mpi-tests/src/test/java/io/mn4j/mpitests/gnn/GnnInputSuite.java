@@ -1,7 +1,7 @@
 package io.mn4j.mpitests.gnn;
 
 import io.mn4j.communicator.Communicator;
-import io.mn4j.gnn.dist.GraphShardManager;
+import io.mn4j.gnn.shard.GraphShardManager;
 import io.mn4j.gnn.graph.Csr;
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.graph.SyntheticGraphs;

@@ -1,7 +1,7 @@
 package io.mn4j.mpitests.gnn;
 
 import io.mn4j.communicator.Communicator;
-import io.mn4j.gnn.dist.GraphShardManager;
+import io.mn4j.gnn.shard.GraphShardManager;
 import io.mn4j.gnn.nn.GnnModel;
 import io.mn4j.gnn.sampling.Block;
 import io.mn4j.gnn.sampling.DistNeighborSampler;

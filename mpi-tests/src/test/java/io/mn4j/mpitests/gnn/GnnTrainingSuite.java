@@ -3,7 +3,7 @@ package io.mn4j.mpitests.gnn;
 import io.mn4j.communicator.Communicator;
 import io.mn4j.examples.gnn.GnnRun;
 import io.mn4j.examples.support.Memory;
-import io.mn4j.gnn.dist.AggregationMode;
+import io.mn4j.gnn.shard.AggregationMode;
 import io.mn4j.gnn.nn.GnnModel;
 import io.mn4j.gnn.partition.PartitionData;
 import io.mn4j.gnn.partition.PartitionReader;

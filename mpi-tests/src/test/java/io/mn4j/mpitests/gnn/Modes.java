@@ -1,6 +1,6 @@
 package io.mn4j.mpitests.gnn;
 
-import io.mn4j.gnn.dist.AggregationMode;
+import io.mn4j.gnn.shard.AggregationMode;
 import java.util.EnumSet;
 import java.util.Set;
 

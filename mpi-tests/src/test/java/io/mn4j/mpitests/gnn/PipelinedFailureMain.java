@@ -2,9 +2,9 @@ package io.mn4j.mpitests.gnn;
 
 import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.ReduceOp;
-import io.mn4j.gnn.dist.AggregationMode;
-import io.mn4j.gnn.dist.EdgeNorm;
-import io.mn4j.gnn.dist.GraphShardManager;
+import io.mn4j.gnn.shard.AggregationMode;
+import io.mn4j.gnn.shard.EdgeNorm;
+import io.mn4j.gnn.shard.GraphShardManager;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.bytedeco.javacpp.PointerScope;

@@ -1,6 +1,6 @@
 package io.mn4j.mpitests.gnn;
 
-import io.mn4j.gnn.dist.EdgeNorm;
+import io.mn4j.gnn.shard.EdgeNorm;
 import io.mn4j.gnn.graph.Csr;
 import java.util.ArrayList;
 import java.util.List;

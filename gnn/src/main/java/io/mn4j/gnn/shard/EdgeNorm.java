@@ -1,4 +1,4 @@
-package io.mn4j.gnn.dist;
+package io.mn4j.gnn.shard;
 
 /** Per-edge weighting of a neighbourhood sum {@code out[v] = Σ_(u→v) w_uv · x[u]}. */
 public enum EdgeNorm {

@@ -1,4 +1,4 @@
-package io.mn4j.gnn.dist;
+package io.mn4j.gnn.shard;
 
 import io.mn4j.gnn.graph.Csr;
 import java.util.List;

@@ -1,4 +1,4 @@
-package io.mn4j.gnn.dist;
+package io.mn4j.gnn.shard;
 
 import io.mn4j.communicator.Communicator;
 import java.util.ArrayList;
@@ -21,7 +21,7 @@ final class Pipeline implements AutoCloseable {
     private final int staleness;
     private final List<Slot> slots = new ArrayList<>();
     /** The next training aggregation's index in {@link #slots}; -1 until {@link #nextEpoch}. */
-    private int call = -1;
+    private int nextSlot = -1;
     /** {@link #nextEpoch} calls so far. */
     private int epochs;
     /** Whether a backward has run since the last {@link #nextEpoch}. */
@@ -51,12 +51,12 @@ final class Pipeline implements AutoCloseable {
     /** See {@link GraphShardManager#nextEpoch()}. */
     void nextEpoch() {
         requireOpen();
-        if (epochs > 0 && call != slots.size()) {
-            throw new IllegalStateException(where() + "epoch " + epochs + " of the pipeline made " + call
+        if (epochs > 0 && nextSlot != slots.size()) {
+            throw new IllegalStateException(where() + "epoch " + epochs + " of the pipeline made " + nextSlot
                     + " pipelined training aggregations where the first had " + slots.size()
                     + ": in PIPELINED mode every epoch makes the same aggregations (mode(...) starts a new pipeline)");
         }
-        call = 0;
+        nextSlot = 0;
         epochs++;
         backwardRan = false;
     }
@@ -64,7 +64,7 @@ final class Pipeline implements AutoCloseable {
     /** Throws unless {@link #nextEpoch} has started an epoch (and the pipeline is open). */
     void requireEpoch() {
         requireOpen();
-        if (call < 0) {
+        if (nextSlot < 0) {
             throw new IllegalStateException(where() + "PIPELINED aggregation in a training pass before nextEpoch(): "
                     + "call graph.nextEpoch() at the start of every training epoch (FullGraphTrainer does)");
         }
@@ -89,18 +89,18 @@ final class Pipeline implements AutoCloseable {
             throw new IllegalStateException(where() + "a pipelined training forward after a backward in the same epoch: in "
                     + "PIPELINED mode an epoch is one forward and its backward; call graph.nextEpoch() at the start of every epoch");
         }
-        if (call == slots.size()) {
+        if (nextSlot == slots.size()) {
             if (epochs > 1) {
-                throw new IllegalStateException(where() + "pipelined training aggregation " + call + " in epoch " + epochs
+                throw new IllegalStateException(where() + "pipelined training aggregation " + nextSlot + " in epoch " + epochs
                         + " of the pipeline, whose first epoch had " + slots.size()
                         + ": in PIPELINED mode every epoch makes the same aggregations, and graph.nextEpoch() starts each");
             }
-            int tag = TAG_BASE + 2 * call;
-            String what = where() + "pipelined aggregation " + call;
-            slots.add(new Slot(call, new StaleExchange(comm, tag, smoothing, staleness, what + "'s rows"),
+            int tag = TAG_BASE + 2 * nextSlot;
+            String what = where() + "pipelined aggregation " + nextSlot;
+            slots.add(new Slot(nextSlot, new StaleExchange(comm, tag, smoothing, staleness, what + "'s rows"),
                     new StaleExchange(comm, tag + 1, smoothing, staleness, what + "'s gradients")));
         }
-        Slot s = slots.get(call++);
+        Slot s = slots.get(nextSlot++);
         if (s.gradients.uses() != s.rows.uses()) {
             throw new IllegalStateException(where() + "pipelined aggregation " + s.index + " runs its forward again before the "
                     + "backward of its last one: in PIPELINED mode every training forward needs its backward, once, before the next epoch");
