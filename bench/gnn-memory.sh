@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Peak memory per rank and epoch time of partitioned full-graph GNN training: GCN and GAT, SAR's
-# modes 1 (sar), 2 (sequential) and 3 (one-shot), 1, 2 and 4 ranks (issue 6, "Memory and speed");
+# SAR, SEQUENTIAL and ONE_SHOT (and PIPELINED, sampled), 1, 2 and 4 ranks;
 # --modes pipelined adds PipeGCN's stale exchange; --models sage --modes sampled, GraphSAGE on sampled
 # mini-batches (PyG's distributed training; an epoch is one pass over the training nodes).
 #
@@ -21,7 +21,7 @@
 #                      every tensor of 128 KiB or more on its own and returns it when it is freed;
 #                      default: glibc's adaptive threshold (up to 32 MiB), under which freed tensor
 #                      memory stays in the heap and resident sizes include the allocator's cache
-#   --time-repeats R   extra runs of GCN modes 1 and 3 on 2 ranks (one per core), alternating, 3
+#   --time-repeats R   extra runs of GCN SAR and ONE_SHOT on 2 ranks (one per core), alternating, 3
 #                      epochs each, for the epoch-time target (default 2; 0 skips them)
 #   --edges-per-step E SAR mode: most edges per step of a GAT layer (0 = whole shards; default:
 #                      the shard manager's)

@@ -265,14 +265,14 @@ final class GnnBenchReport implements Callable<Integer> {
             for (int n : new int[] {2, 4}) {
                 Config r = find(configs, model, "sar", n);
                 if (one == null || r == null) {
-                    System.out.printf("  [ -- ] %s mode 1, %d ranks: memory(%d) <= 1.25 x memory(1)/%d: not measured%n", model, n, n, n);
+                    System.out.printf("  [ -- ] %s SAR, %d ranks: memory(%d) <= 1.25 x memory(1)/%d: not measured%n", model, n, n, n);
                     continue;
                 }
                 double bound = 1.25 * one.peakMib() / n;
                 boolean pass = r.peakMib() <= bound;
                 measured++;
                 failed += pass ? 0 : 1;
-                System.out.printf(Locale.ROOT, "  [%s] %s mode 1, %d ranks: %.0f MiB <= 1.25 x %.0f/%d = %.0f MiB (%.2f x memory(1)/%d)%n",
+                System.out.printf(Locale.ROOT, "  [%s] %s SAR, %d ranks: %.0f MiB <= 1.25 x %.0f/%d = %.0f MiB (%.2f x memory(1)/%d)%n",
                         pass ? "PASS" : "FAIL", model, n, r.peakMib(), one.peakMib(), n, bound, r.peakMib() / (one.peakMib() / n), n);
             }
         }
@@ -281,10 +281,10 @@ final class GnnBenchReport implements Callable<Integer> {
             boolean pass = seq.peakMib() >= 2 * sar.peakMib();
             measured++;
             failed += pass ? 0 : 1;
-            System.out.printf(Locale.ROOT, "  [%s] gat, 4 ranks: mode 2 / mode 1 memory = %.0f / %.0f = %.2f >= 2%n", pass ? "PASS" : "FAIL",
+            System.out.printf(Locale.ROOT, "  [%s] gat, 4 ranks: SEQUENTIAL / SAR memory = %.0f / %.0f = %.2f >= 2%n", pass ? "PASS" : "FAIL",
                     seq.peakMib(), sar.peakMib(), seq.peakMib() / sar.peakMib());
         } else {
-            System.out.println("  [ -- ] gat, 4 ranks: mode 2 / mode 1 memory >= 2: not measured");
+            System.out.println("  [ -- ] gat, 4 ranks: SEQUENTIAL / SAR memory >= 2: not measured");
         }
         for (int n : new int[] {1, 2, 4}) {
             Config m1 = find(configs, "gcn", "sar", n), m3 = find(configs, "gcn", "one-shot", n);
@@ -300,7 +300,7 @@ final class GnnBenchReport implements Callable<Integer> {
                 measured++;
                 failed += pass ? 0 : 1;
             }
-            System.out.printf(Locale.ROOT, "  [%s] gcn, %d ranks: mode 1 / mode 3 epoch time, best of %d and %d runs = %.2f / %.2f s = %.2f"
+            System.out.printf(Locale.ROOT, "  [%s] gcn, %d ranks: SAR / ONE_SHOT epoch time, best of %d and %d runs = %.2f / %.2f s = %.2f"
                             + " <= 1.3 (second epoch of the first run: %.2f / %.2f s = %.2f)%s%n",
                     n == 2 ? (pass ? "PASS" : "FAIL") : (pass ? "pass" : "fail"), n, m1.runs(), m3.runs(), m1.bestS(), m3.bestS(), best,
                     m1.first().secondEpochS(), m3.first().secondEpochS(), second, note);

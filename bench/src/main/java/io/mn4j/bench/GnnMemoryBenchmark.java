@@ -62,7 +62,7 @@ import picocli.CommandLine;
 @Command(name = "gnn-memory-benchmark", mixinStandardHelpOptions = true,
         subcommands = {GnnMemoryBenchmark.PartitionStep.class, GnnMemoryBenchmark.RunStep.class,
             GnnBenchReport.class},
-        description = "Peak memory per rank and epoch time of partitioned full-graph GNN training (SAR's modes 1-3).")
+        description = "Peak memory per rank and epoch time of partitioned full-graph GNN training (SAR, SEQUENTIAL, ONE_SHOT, PIPELINED, sampled).")
 public final class GnnMemoryBenchmark implements Callable<Integer> {
     /** The world communicator, set by {@link #main} for the {@code run} step only. */
     private static Communicator world;
@@ -171,7 +171,7 @@ public final class GnnMemoryBenchmark implements Callable<Integer> {
         @Option(names = "--model", defaultValue = "gcn", description = "gcn or gat (default: ${DEFAULT-VALUE}).")
         String model;
 
-        @Option(names = "--mode", defaultValue = "sar", description = "sar (mode 1), sequential (mode 2), one-shot (mode 3), pipelined (PipeGCN's stale exchange) "
+        @Option(names = "--mode", defaultValue = "sar", description = "sar, sequential, one-shot, pipelined (PipeGCN's stale exchange) "
                 + "or sampled (mini-batches on sampled neighbourhoods, --model sage) (default: ${DEFAULT-VALUE}).")
         String mode;
 
@@ -201,7 +201,7 @@ public final class GnnMemoryBenchmark implements Callable<Integer> {
         @Option(names = "--dropout", defaultValue = "0", description = "Dropout (default: ${DEFAULT-VALUE}).")
         double dropout;
 
-        @Option(names = "--prefetch", defaultValue = "1", description = "Remote blocks fetched ahead in modes 1 and 2 (default: ${DEFAULT-VALUE}).")
+        @Option(names = "--prefetch", defaultValue = "1", description = "Remote blocks fetched ahead in SAR and SEQUENTIAL mode (default: ${DEFAULT-VALUE}).")
         int prefetch;
 
         @Option(names = "--edges-per-step", defaultValue = "-1",

@@ -74,7 +74,7 @@ public class GnnAggregationSuite implements ScenarioSuite {
 
     private static final int PIPELINE_EPOCHS = 4;
 
-    /** {@code out[v] = Σ_(u→v) src[u]} as a {@link ShardOperator}: only what modes 3 and 4 call. */
+    /** {@code out[v] = Σ_(u→v) src[u]} as a {@link ShardOperator}: only what ONE_SHOT and PIPELINED call. */
     private static final ShardOperator SUM = new ShardOperator() {
         @Override
         public List<Tensor> shard(Csr edges, Tensor dst, List<Tensor> sources) {
