@@ -1,6 +1,7 @@
 package io.mn4j.mpitests.cluster;
 
 import io.mn4j.mpitests.SimulatedCluster;
+import java.util.Arrays;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -47,6 +48,6 @@ final class ClusterHosts implements BeforeAllCallback, AfterAllCallback {
 
     /** Ranks of a layout. */
     static int ranks(int[] slots) {
-        return java.util.Arrays.stream(slots).sum();
+        return Arrays.stream(slots).sum();
     }
 }
