@@ -101,6 +101,9 @@ class ClusterScriptTest {
             assertTrue(delayed.exitCode() == 0 ? shaped.contains("netem") && shaped.contains("delay 1ms")
                     : delayed.output().contains("netem") && delayed.output().contains("use --link 100mbit without a delay"),
                     () -> delayed + "\n" + shaped);
+            if (delayed.exitCode() != 0) {
+                assertFalse(namespaces().contains(c.name() + "-sw"), "a refused up leaves no half-made network");
+            }
         }
     }
 
