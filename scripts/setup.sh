@@ -2,7 +2,7 @@
 # mn4j set-up: checks for Java 17+ and Maven, installs Open MPI (Debian), builds Open MPI's
 # mpi.jar from the matching Debian source package (Debian does not ship it), installs it into the
 # local Maven repository, and installs the other system packages the project uses (METIS,
-# Fashion-MNIST). Idempotent: every step checks whether it is already done. Prints the Open MPI
+# Fashion-MNIST, and iproute2, util-linux and mount for the simulated cluster of scripts/cluster). Idempotent: every step checks whether it is already done. Prints the Open MPI
 # version on stdout (scripts/maven passes it to Maven), everything else on stderr.
 # Say MN4J_SKIP_APT=1 to never call apt-get; MN4J_CACHE moves the source-package cache
 # (default ~/.cache/mn4j).
@@ -14,7 +14,7 @@ die()  { echo "[mn4j-setup] ERROR: $*" >&2; exit 1; }
 MPI_GROUP=org.open-mpi
 MPI_ARTIFACT=mpi
 CACHE_DIR="${MN4J_CACHE:-$HOME/.cache/mn4j}"
-APT_PACKAGES=(openmpi-bin libopenmpi-dev metis dataset-fashion-mnist)
+APT_PACKAGES=(openmpi-bin libopenmpi-dev metis dataset-fashion-mnist iproute2 util-linux mount)
 JAVA_MIN=17
 
 need_root() {

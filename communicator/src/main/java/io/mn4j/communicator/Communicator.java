@@ -88,11 +88,15 @@ public final class Communicator implements AutoCloseable {
         Intracomm node = comm.splitType(Intracomm.TYPE_SHARED, rank, MPI.INFO_NULL);
         this.intraRank = node.getRank();
         this.intraSize = node.getSize();
-        Intracomm across = comm.split(intraRank, rank);
-        this.interRank = across.getRank();
-        this.interSize = across.getSize();
+        // Nodes are numbered by their leaders (intraRank 0) in rank order and the number is
+        // broadcast within the node: right also when nodes hold different numbers of ranks.
+        Intracomm leadersOrNot = comm.split(intraRank == 0 ? 0 : 1, rank);
+        int[] nodeIndexAndCount = {leadersOrNot.getRank(), leadersOrNot.getSize()};
+        leadersOrNot.free();
+        node.bcast(nodeIndexAndCount, 2, MPI.INT, 0);
+        this.interRank = nodeIndexAndCount[0];
+        this.interSize = nodeIndexAndCount[1];
         node.free();
-        across.free();
         this.stats = new CommStats(rank);
     }
 
@@ -167,12 +171,12 @@ public final class Communicator implements AutoCloseable {
         return intraSize;
     }
 
-    /** Index of this rank's node (among the ranks with the same {@link #intraRank()}). */
+    /** Index of this rank's node, nodes numbered in the order of their lowest rank. */
     public int interRank() {
         return interRank;
     }
 
-    /** Number of nodes (ranks with the same {@link #intraRank()}). */
+    /** Number of nodes this communicator spans. */
     public int interSize() {
         return interSize;
     }

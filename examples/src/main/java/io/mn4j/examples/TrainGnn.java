@@ -1,6 +1,8 @@
 package io.mn4j.examples;
 
+import io.mn4j.communicator.Agreement;
 import io.mn4j.communicator.Communicator;
+import io.mn4j.communicator.JobInputException;
 import io.mn4j.examples.gnn.GnnEpoch;
 import io.mn4j.examples.gnn.GnnRun;
 import io.mn4j.examples.gnn.GraphOptions;
@@ -10,19 +12,13 @@ import io.mn4j.examples.support.Cli;
 import io.mn4j.examples.support.Memory;
 import io.mn4j.examples.support.ProgressBar;
 import io.mn4j.examples.support.RunOutput;
-import io.mn4j.gnn.shard.AggregationMode;
-import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.nn.GnnModel;
 import io.mn4j.gnn.partition.PartitionData;
 import io.mn4j.gnn.partition.PartitionMetadata;
 import io.mn4j.gnn.partition.PartitionReader;
-import io.mn4j.gnn.partition.PartitionStats;
-import io.mn4j.gnn.partition.PartitionWriter;
-import io.mn4j.gnn.partition.Partitioner;
 import io.mn4j.gnn.partition.Partitioners;
+import io.mn4j.gnn.shard.AggregationMode;
 import io.mn4j.iterators.EpochStats;
-import io.mn4j.communicator.Agreement;
-import io.mn4j.communicator.JobInputException;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -32,21 +28,23 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
+import picocli.CommandLine;
 
 /**
  * GNN training on a graph partitioned over the ranks of the job (SAR-style full-graph training, or
  * PyG-style sampled mini-batches): rank k holds partition k's nodes, features and in-edges only, and the layers fetch
  * the features of remote neighbours through the {@code GraphShardManager} in the chosen mode.
  *
- * <p>Rank 0 reads or generates the graph, partitions it into one part per rank and writes the
- * partition directory (or {@code --partitions DIR} names one written before by {@code Partition});
- * then every rank loads its own partition, builds the shard manager, the model and Adam, and trains
+ * <p>Rank 0 reads or generates the graph, partitions it into one part per rank and sends every
+ * rank its own over MPI, which each rank also writes into {@code <out>/partitions} on its own host
+ * (or {@code --partitions DIR} names a directory written before by {@code Partition}, of which each
+ * host needs only {@code metadata.json} and its own ranks' folders, and every rank loads its own
+ * partition); then every rank builds the shard manager, the model and Adam, and trains
  * with a {@code FullGraphTrainer}: one full-graph step per epoch (with {@code --fanouts}, a
  * {@code MiniBatchTrainer}: one step per batch of sampled neighbourhoods), after which rank 0
  * prints the loss, the train/val/test accuracy over all partitions, the epoch time, the bytes all
@@ -68,8 +66,10 @@ import picocli.CommandLine.Spec;
             "      --fanouts 10,10 --batch-size 32 --epochs 20",
             "",
             "Writes <out>/epochs.csv (one line per epoch) and <out>/curves.png. Without",
-            "--partitions, rank 0 writes the partitions to <out>/partitions and every",
-            "rank reads its own (across nodes, <out> must be on a shared file system).",
+            "--partitions, rank 0 partitions the graph and sends every rank its own",
+            "partition over MPI (no shared file system needed); each rank also writes it",
+            "to <out>/partitions on its own host. With --partitions DIR, each host needs",
+            "only DIR/metadata.json and the part-K folders of its own ranks.",
             "",
             "Native memory: tensors live outside the Java heap. Unless",
             "-Dorg.bytedeco.javacpp.maxPhysicalBytes is given, each rank may hold 90%% of",
@@ -232,11 +232,13 @@ public final class TrainGnn implements Callable<Integer> {
         boolean talk = rank == 0;
         Path outDir = out != null ? out : Path.of("runs", "traingnn");
         try {
-            Path dir = partitions != null ? partitions : partitionOnRankZero(comm, outDir.resolve("partitions"), talk ? stdout : null);
+            Path dir = partitions != null ? partitions : outDir.resolve("partitions");
             if (talk && partitions != null && !data.data.equals("synthetic")) {
                 stdout.println("note: --data " + data.data + " is ignored, the partitions in " + partitions + " are used");
             }
-            try (PartitionData part = PartitionReader.load(comm, dir)) {
+            String method = partitioner != null ? partitioner : Partitions.defaultPartitioner();
+            try (PartitionData part = partitions != null ? PartitionReader.load(comm, dir)
+                    : Partitions.cutOnRankZero(comm, data, method, seed, dir, talk ? stdout : null)) {
                 Agreement.agree(comm, "checking " + dir, () -> {
                     GnnRun.check(part.metadata(), config);
                     return null;
@@ -252,32 +254,6 @@ public final class TrainGnn implements Callable<Integer> {
             System.err.flush();
             return 1;
         }
-    }
-
-    /** Rank 0 reads the graph and writes one partition per rank into {@code dir}; agreed across ranks. */
-    private Path partitionOnRankZero(Communicator comm, Path dir, PrintStream talk) {
-        String method = partitioner != null ? partitioner : Partitions.defaultPartitioner();
-        int parts = comm.size();
-        Agreement.agree(comm, "partitioning '" + data.data + "' into " + parts + " parts with " + method, () -> {
-            if (talk == null) {
-                return null;
-            }
-            long t0 = System.nanoTime();
-            try (Graph g = data.load()) {
-                long t1 = System.nanoTime();
-                Partitioner p = Partitioners.byName(method);
-                int[] assignment = p.partition(g, parts, seed);
-                long t2 = System.nanoTime();
-                PartitionStats stats = PartitionStats.compute(g, assignment, parts);
-                PartitionWriter.write(dir, g, assignment, parts, p.name(), seed);
-                talk.printf(Locale.ROOT, "data: %s (%.1f s)%n", data.describe(g), (t1 - t0) / 1e9);
-                talk.printf(Locale.ROOT, "partitioned by %s into %d in %.1f s: edge cut %d (%.2f%%), node balance %.3f, edge balance %.3f, "
-                        + "communication volume %d rows -> %s%n", p.name(), parts, (t2 - t1) / 1e9, stats.edgeCut(),
-                        100 * stats.cutFraction(), stats.nodeBalance(), stats.edgeBalance(), stats.totalCommVolume(), dir);
-            }
-            return null;
-        });
-        return dir;
     }
 
     private void train(Communicator comm, GnnRun run, Path dir, Path outDir, PrintStream talk) throws IOException {

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -37,6 +38,47 @@ public final class MpiLauncher {
         }
     }
 
+    /**
+     * Where and how a job starts: the command up to {@code java} (mpirun and its flags, which must
+     * pass the named environment variables on to every rank) and a directory for a launch's files
+     * that every rank can write.
+     */
+    public interface Launch {
+        /** The words before {@code java}: {@code mpirun -np <ranks>} and flags. */
+        List<String> mpirun(int ranks, Set<String> environment);
+
+        /** A new directory for one launch's files, named {@code prefix...}. */
+        Path newRunDir(String prefix) throws IOException;
+    }
+
+    /**
+     * mpirun's flags for more ranks than cores on a busy machine, as {@code scripts/mn4j-run} gives
+     * them: a slot per rank whatever the cores, no binding, ranks that yield while they wait.
+     */
+    public static final List<String> SHARED_CORE_FLAGS = List.of("--oversubscribe", "--bind-to", "none", "--mca",
+            "mpi_yield_when_idle", "1");
+
+    /** mpirun on this machine alone: shared memory between the ranks, files in the temporary directory. */
+    public static final Launch LOCAL = new Launch() {
+        @Override
+        public List<String> mpirun(int ranks, Set<String> environment) {
+            List<String> cmd = new ArrayList<>(List.of("mpirun", "-np", String.valueOf(ranks)));
+            cmd.addAll(SHARED_CORE_FLAGS);
+            cmd.addAll(List.of("--mca", "btl", "self,vader"));
+            return cmd;
+        }
+
+        @Override
+        public Path newRunDir(String prefix) throws IOException {
+            return Files.createTempDirectory(prefix);
+        }
+
+        @Override
+        public String toString() {
+            return "one host";
+        }
+    };
+
     private static boolean warmedUp;
 
     private MpiLauncher() {
@@ -59,10 +101,16 @@ public final class MpiLauncher {
      */
     public static Result runSuite(int ranks, Class<? extends ScenarioSuite> suite, long timeoutSeconds, Map<String, String> env,
             String... scenarios) throws IOException, InterruptedException {
-        Path dir = Files.createTempDirectory("mn4j-" + suite.getSimpleName() + "-np" + ranks + "-");
+        return runSuite(LOCAL, ranks, suite, timeoutSeconds, env, scenarios);
+    }
+
+    /** As {@link #runSuite(int, Class, long, Map, String...)}, started by {@code launch}, its files in {@code launch}'s directory. */
+    public static Result runSuite(Launch launch, int ranks, Class<? extends ScenarioSuite> suite, long timeoutSeconds,
+            Map<String, String> env, String... scenarios) throws IOException, InterruptedException {
+        Path dir = launch.newRunDir("mn4j-" + suite.getSimpleName() + "-np" + ranks + "-");
         List<String> args = new ArrayList<>(List.of(dir.toString(), suite.getName()));
         args.addAll(List.of(scenarios));
-        Result result = run(ranks, ScenarioMain.class.getName(), args, dir, timeoutSeconds, env, job -> {
+        Result result = run(launch, ranks, ScenarioMain.class.getName(), args, dir, timeoutSeconds, env, job -> {
         });
         boolean anyFailed = result.rankLines().values().stream().flatMap(List::stream).anyMatch(l -> l.startsWith(ScenarioMain.FAIL + "\t"));
         if (!result.timedOut() && result.exitCode() == 0 && !anyFailed) {
@@ -84,17 +132,19 @@ public final class MpiLauncher {
      */
     public static Result run(int ranks, String mainClass, List<String> args, Path dir, long timeoutSeconds,
             Consumer<Process> whileRunning) throws IOException, InterruptedException {
-        return run(ranks, mainClass, args, dir, timeoutSeconds, Map.of(), whileRunning);
+        return run(LOCAL, ranks, mainClass, args, dir, timeoutSeconds, Map.of(), whileRunning);
     }
 
-    private static Result run(int ranks, String mainClass, List<String> args, Path dir, long timeoutSeconds, Map<String, String> env,
-            Consumer<Process> whileRunning) throws IOException, InterruptedException {
+    /**
+     * As {@link #run(int, String, List, Path, long, Consumer)}, started by {@code launch} ({@code dir}
+     * must be one that every rank can write), with variables added to the ranks' environment.
+     */
+    public static Result run(Launch launch, int ranks, String mainClass, List<String> args, Path dir, long timeoutSeconds,
+            Map<String, String> env, Consumer<Process> whileRunning) throws IOException, InterruptedException {
         warmUpNativeCache();
         Files.createDirectories(dir);
-        List<String> cmd = new ArrayList<>(List.of("mpirun", "-np", String.valueOf(ranks),
-                "--oversubscribe", "--bind-to", "none", "--mca", "mpi_yield_when_idle", "1",
-                "--mca", "btl", "self,vader",
-                "java", "-cp", System.getProperty("java.class.path"),
+        List<String> cmd = new ArrayList<>(launch.mpirun(ranks, env.keySet()));
+        cmd.addAll(List.of("java", "-cp", System.getProperty("java.class.path"),
                 "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss4m",
                 // A crashing JVM's report goes with the job's files, not into the module folder.
                 "-XX:ErrorFile=" + dir.resolve("hs_err_pid%p.log"),

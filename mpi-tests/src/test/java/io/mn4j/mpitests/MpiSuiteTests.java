@@ -37,10 +37,24 @@ public final class MpiSuiteTests {
         return nodes.stream();
     }
 
+    /**
+     * One launch of {@code suite} with {@code np} ranks started by {@code launch} (on a simulated
+     * cluster, say), as a container named after the launch.
+     */
+    public static DynamicNode forLaunch(MpiLauncher.Launch launch, Class<? extends ScenarioSuite> suite, long timeoutSeconds,
+            Map<String, String> env, int np) {
+        return DynamicContainer.dynamicContainer("np=" + np + " (" + launch + ")", launch(launch, suite, np, timeoutSeconds, env));
+    }
+
     private static Stream<DynamicNode> launch(Class<? extends ScenarioSuite> suite, int np, long timeout, Map<String, String> env) {
+        return launch(MpiLauncher.LOCAL, suite, np, timeout, env);
+    }
+
+    private static Stream<DynamicNode> launch(MpiLauncher.Launch launcher, Class<? extends ScenarioSuite> suite, int np, long timeout,
+            Map<String, String> env) {
         MpiLauncher.Result result;
         try {
-            result = MpiLauncher.runSuite(np, suite, timeout, env);
+            result = MpiLauncher.runSuite(launcher, np, suite, timeout, env);
         } catch (Exception e) {
             return Stream.of(DynamicTest.dynamicTest("launch", () -> fail("could not launch mpirun", e)));
         }

@@ -7,13 +7,17 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
+import java.io.Serializable;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.Arrays;
 
 /**
  * The contents of a partition directory's {@code metadata.json}.
+ *
+ * <p>Serializable, so that a job can send it to its ranks ({@link PartitionScatter}).
  *
  * <p>Partition {@code k} owns the nodes with new (global) ids {@code [partNodeOffsets[k],
  * partNodeOffsets[k+1])}; {@code partEdgeCounts[k]} is the number of in-edges of those nodes.
@@ -38,7 +42,7 @@ import java.util.Arrays;
  */
 public record PartitionMetadata(int formatVersion, int numParts, long numNodes, long numEdges, long featureSize, String featureType,
         int numClasses, boolean hasLabels, boolean hasMasks, boolean weighted, String method, long seed, long edgeCut, long commVolume,
-        long[] partNodeCounts, long[] partEdgeCounts, long[] partNodeOffsets) {
+        long[] partNodeCounts, long[] partEdgeCounts, long[] partNodeOffsets) implements Serializable {
 
     /** Value of the {@code format} field. */
     public static final String FORMAT = "mn4j-partitions";
@@ -79,7 +83,10 @@ public record PartitionMetadata(int formatVersion, int numParts, long numNodes, 
         return -i - 2;
     }
 
-    /** Writes {@code dir/metadata.json}. */
+    /**
+     * Writes {@code dir/metadata.json}, replacing it atomically: ranks of one node may write the
+     * same metadata into the same directory at once, and a reader never sees half a file.
+     */
     public void write(Path dir) throws IOException {
         ObjectNode o = JSON.createObjectNode();
         o.put("format", FORMAT);
@@ -100,7 +107,13 @@ public record PartitionMetadata(int formatVersion, int numParts, long numNodes, 
         putArray(o, "partNodeCounts", partNodeCounts);
         putArray(o, "partEdgeCounts", partEdgeCounts);
         putArray(o, "partNodeOffsets", partNodeOffsets);
-        Files.write(dir.resolve(FILE), JSON.writeValueAsBytes(o));
+        Path tmp = Files.createTempFile(dir, FILE, ".tmp");
+        try {
+            Files.write(tmp, JSON.writeValueAsBytes(o));
+            Files.move(tmp, dir.resolve(FILE), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
     }
 
     /**

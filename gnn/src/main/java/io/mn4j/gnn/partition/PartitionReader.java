@@ -1,12 +1,12 @@
 package io.mn4j.gnn.partition;
 
+import io.mn4j.communicator.Agreement;
 import io.mn4j.communicator.Communicator;
+import io.mn4j.communicator.JobInputException;
 import io.mn4j.gnn.graph.Csr;
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.io.Npy;
 import io.mn4j.gnn.io.NpyFormatException;
-import io.mn4j.communicator.Agreement;
-import io.mn4j.communicator.JobInputException;
 import io.mn4j.tensor.Tensors;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -39,15 +39,17 @@ public final class PartitionReader {
      * next collective (such as {@code GraphShardManager.build}) for a rank that never comes.
      *
      * <p>Each rank reads its own {@code metadata.json} (a node-local copy, say): the ranks then
-     * compare them, since partitions cut by different partitionings do not fit together.
+     * compare them, since partitions cut by different partitionings do not fit together. A host
+     * needs only {@code metadata.json} and the folders of its own ranks' partitions.
      *
      * @throws JobInputException on every rank when any rank failed: the failed rank's carries its
      *     {@link PartitionFormatException} (or I/O error) as the cause, naming the file and what was
-     *     wrong; the others name each failed rank and its message. Also on every rank when the
+     *     wrong; the others name each failed rank and its message (both name the failed rank's host). Also on every rank when the
      *     ranks read different metadata, naming which ranks read what.
      */
     public static PartitionData load(Communicator comm, Path dir) {
-        PartitionData part = Agreement.agree(comm, "loading partition " + comm.rank() + " of " + dir,
+        // Each host may hold only its own ranks' partitions: say which host looked where.
+        PartitionData part = Agreement.agree(comm, "loading partition " + comm.rank() + " of " + dir + " on host " + LocalHost.name(),
                 () -> load(dir, comm.rank(), comm.size()));
         try {
             Agreement.requireSame(comm, "metadata (here " + dir.resolve(PartitionMetadata.FILE) + ")", part.metadata().toString());

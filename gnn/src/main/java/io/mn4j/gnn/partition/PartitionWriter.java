@@ -2,13 +2,9 @@ package io.mn4j.gnn.partition;
 
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.io.Npy;
-import io.mn4j.tensor.Tensors;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Arrays;
-import org.bytedeco.javacpp.PointerScope;
-import org.bytedeco.pytorch.Tensor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -51,78 +47,45 @@ public final class PartitionWriter {
      * @return the metadata written
      */
     public static PartitionMetadata write(Path dir, Graph g, int[] assignment, int parts, String method, long seed) throws IOException {
-        PartitionStats stats = PartitionStats.compute(g, assignment, parts);
-        int n = Math.toIntExact(g.numNodes());
+        PartitionBuilder cut = new PartitionBuilder(g, assignment, parts, method, seed);
         Files.createDirectories(dir);
         Files.deleteIfExists(dir.resolve(PartitionMetadata.FILE));
-
-        long[] offsets = new long[parts + 1];
-        for (int v = 0; v < n; v++) offsets[assignment[v] + 1]++;
-        for (int k = 0; k < parts; k++) offsets[k + 1] += offsets[k];
-        long[] next = Arrays.copyOf(offsets, parts);
-        long[] newId = new long[n];
-        long[] byNewId = new long[n];
-        for (int v = 0; v < n; v++) {
-            long id = next[assignment[v]]++;
-            newId[v] = id;
-            byNewId[(int) id] = v;
-        }
-        long[] rp = g.adjacency().rowptrArray();
-        int[] col = g.adjacency().colArray();
-        boolean weighted = g.edgeWeight() != null;
-        long[] partEdges = stats.partEdges();
-
         for (int k = 0; k < parts; k++) {
-            Path pd = dir.resolve(partDir(k));
-            Files.createDirectories(pd);
-            int first = (int) offsets[k], nk = (int) (offsets[k + 1] - offsets[k]);
-            long[] ids = Arrays.copyOfRange(byNewId, first, first + nk);
-            int ek = Math.toIntExact(partEdges[k]);
-            long[] prow = new long[nk + 1];
-            long[] pcol = new long[ek];
-            long[] source = weighted ? new long[ek] : null;
-            int p = 0;
-            for (int i = 0; i < nk; i++) {
-                int v = (int) ids[i];
-                int from = (int) rp[v], len = (int) (rp[v + 1] - rp[v]);
-                // Sort the row by new source id, carrying the weights along.
-                long[] keys = new long[len];
-                for (int e = 0; e < len; e++) keys[e] = (newId[col[from + e]] << 32) | e;
-                Arrays.sort(keys);
-                for (int e = 0; e < len; e++) {
-                    pcol[p] = keys[e] >>> 32;
-                    if (source != null) source[p] = from + (keys[e] & 0xffffffffL);
-                    p++;
-                }
-                prow[i + 1] = p;
-            }
-            try (PointerScope s = new PointerScope()) {
-                Tensor idsT = Tensors.longs(ids);
-                Npy.write(pd.resolve("node_ids.npy"), idsT);
-                Npy.write(pd.resolve("rowptr.npy"), Tensors.longs(prow));
-                Npy.write(pd.resolve("col.npy"), Tensors.longs(pcol));
-                if (source != null) {
-                    // Weights move by index, so they keep their dtype and exact values.
-                    Npy.write(pd.resolve("edge_weight.npy"), g.edgeWeight().index_select(0, Tensors.longs(source)));
-                }
-                if (g.hasFeatures()) Npy.write(pd.resolve("features.npy"), g.features().index_select(0, idsT));
-                if (g.hasLabels()) Npy.write(pd.resolve("labels.npy"), g.labels().index_select(0, idsT));
-                if (g.hasMasks()) {
-                    Npy.write(pd.resolve("train_mask.npy"), g.trainMask().index_select(0, idsT));
-                    Npy.write(pd.resolve("val_mask.npy"), g.valMask().index_select(0, idsT));
-                    Npy.write(pd.resolve("test_mask.npy"), g.testMask().index_select(0, idsT));
-                }
+            try (PartitionData part = cut.part(k)) {
+                writeArrays(dir, part);
             }
         }
-        long[] nodesPer = new long[parts];
-        for (int k = 0; k < parts; k++) nodesPer[k] = offsets[k + 1] - offsets[k];
-        String featureType = !g.hasFeatures() ? "none" : Tensors.type(g.features()) == org.bytedeco.pytorch.global.torch.ScalarType.Double ? "float64" : "float32";
-        PartitionMetadata m = new PartitionMetadata(PartitionMetadata.FORMAT_VERSION, parts, n, g.numEdges(), g.numFeatures(), featureType,
-                g.numClasses(), g.hasLabels(), g.hasMasks(), g.edgeWeight() != null, method, seed, stats.edgeCut(), stats.totalCommVolume(),
-                nodesPer, partEdges, offsets);
+        PartitionMetadata m = cut.metadata();
         m.write(dir);
-        LOG.info("wrote {} partitions of {} to {}: {}", parts, g, dir, stats);
+        LOG.info("wrote {} partitions of {} to {}: {}", parts, g, dir, cut.stats());
         return m;
+    }
+
+    /**
+     * Writes one partition, {@code part-K/} and {@code metadata.json}, into {@code dir}: a node's
+     * copy of only the partitions its ranks load. Ranks of one node may write their partitions of
+     * the same cut into the same directory at once (the metadata is replaced atomically).
+     */
+    public static void writePart(Path dir, PartitionData part) throws IOException {
+        Files.createDirectories(dir);
+        writeArrays(dir, part);
+        part.metadata().write(dir);
+    }
+
+    private static void writeArrays(Path dir, PartitionData part) throws IOException {
+        Path pd = dir.resolve(partDir(part.part()));
+        Files.createDirectories(pd);
+        Npy.write(pd.resolve("node_ids.npy"), part.originalIds());
+        Npy.write(pd.resolve("rowptr.npy"), part.rowptr());
+        Npy.write(pd.resolve("col.npy"), part.col());
+        if (part.edgeWeight() != null) Npy.write(pd.resolve("edge_weight.npy"), part.edgeWeight());
+        if (part.features() != null) Npy.write(pd.resolve("features.npy"), part.features());
+        if (part.labels() != null) Npy.write(pd.resolve("labels.npy"), part.labels());
+        if (part.trainMask() != null) {
+            Npy.write(pd.resolve("train_mask.npy"), part.trainMask());
+            Npy.write(pd.resolve("val_mask.npy"), part.valMask());
+            Npy.write(pd.resolve("test_mask.npy"), part.testMask());
+        }
     }
 
     /** Partitions {@code g} with {@code partitioner} and writes the result; returns the metadata. */

@@ -16,7 +16,10 @@
  *       {@link io.mn4j.gnn.partition.PartitionReader} loads one partition, reading only its own
  *       folder, into a {@link io.mn4j.gnn.partition.PartitionData}, and fails with a
  *       {@link io.mn4j.gnn.partition.PartitionFormatException} naming the file on any
- *       inconsistency.
+ *       inconsistency; a host needs only the folders of its own ranks.
+ *   <li>Without a shared file system: {@link io.mn4j.gnn.partition.PartitionBuilder} cuts a graph
+ *       in memory, one partition at a time, and {@link io.mn4j.gnn.partition.PartitionScatter}
+ *       sends every rank its own over MPI.
  * </ul>
  */
 package io.mn4j.gnn.partition;

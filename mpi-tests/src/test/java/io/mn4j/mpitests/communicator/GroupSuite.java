@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import mpi.MPI;
+import mpi.MPIException;
 import org.bytedeco.pytorch.LinearImpl;
 import org.bytedeco.pytorch.Module;
 import org.bytedeco.pytorch.Scalar;
@@ -203,9 +204,25 @@ public class GroupSuite implements ScenarioSuite {
             }
         }
         check.equal(prefix + "node sizes add up to size", n, total);
-        // This test machine is a single node.
-        check.equal(prefix + "one node here: intraSize", n, c.intraSize());
-        check.equal(prefix + "one node here: intraRank", c.rank(), c.intraRank());
+        // What the host names say (one host here; several on a simulated cluster): ChainerMN's
+        // meaning, hosts numbered in the order of their first rank.
+        List<String> hosts = c.allgatherObj(hostName());
+        String mine = hosts.get(c.rank());
+        List<String> distinct = hosts.stream().distinct().toList();
+        check.equal(prefix + "intraSize is the number of ranks on this host", (int) hosts.stream().filter(mine::equals).count(),
+                c.intraSize());
+        check.equal(prefix + "intraRank counts the lower ranks on this host",
+                (int) hosts.subList(0, c.rank()).stream().filter(mine::equals).count(), c.intraRank());
+        check.equal(prefix + "interRank is this host's number", distinct.indexOf(mine), c.interRank());
+        check.equal(prefix + "interSize is the number of hosts", distinct.size(), c.interSize());
+    }
+
+    private static String hostName() {
+        try {
+            return MPI.getProcessorName();
+        } catch (MPIException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** A module with two parameters and an int64 and a bool buffer, filled from a seed. */
