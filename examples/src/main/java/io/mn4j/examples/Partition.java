@@ -71,7 +71,7 @@ public final class Partition implements Callable<Integer> {
         if (parts < 1) {
             throw new IllegalArgumentException("--parts must be at least 1, got " + parts);
         }
-        data.validate();
+        data.requireData();
         Partitioner partitioner = Partitioners.byName(name);
         PrintWriter o = spec.commandLine().getOut();
         long t0 = System.nanoTime();

@@ -10,6 +10,7 @@ import io.mn4j.examples.gnn.JvmSetup;
 import io.mn4j.examples.gnn.Partitions;
 import io.mn4j.examples.support.Cli;
 import io.mn4j.examples.support.Memory;
+import io.mn4j.examples.support.MemoryTrend;
 import io.mn4j.examples.support.ProgressBar;
 import io.mn4j.examples.support.RunOutput;
 import io.mn4j.gnn.nn.GnnModel;
@@ -171,7 +172,11 @@ public final class TrainGnn implements Callable<Integer> {
     /** The options as a training configuration; bad values are usage errors. */
     GnnRun.Config config() {
         try {
-            data.validate();
+            if (partitions == null && Cli.launchRank() == 0) {
+                data.requireData(); // only the rank that partitions reads the graph
+            } else {
+                data.validate();
+            }
             if (epochs < 1) {
                 throw new IllegalArgumentException("--epochs must be at least 1, got " + epochs);
             }
@@ -315,11 +320,9 @@ public final class TrainGnn implements Callable<Integer> {
         for (int i = 1; i < all.size(); i++) {
             later += all.get(i).stats().seconds();
         }
-        GnnEpoch early = all.get(Math.min(4, all.size() - 1));
-        GnnEpoch last = all.get(all.size() - 1);
-        talk.printf(Locale.ROOT, "%d epochs in %.1f s (%.3f s per epoch after the first); RSS max over ranks after epoch %d: %s, "
-                        + "after epoch %d: %s%n", all.size(), total, all.size() > 1 ? later / (all.size() - 1) : total,
-                early.stats().epoch(), Memory.mib(early.maxRssBytes()), last.stats().epoch(), Memory.mib(last.maxRssBytes()));
+        talk.printf(Locale.ROOT, "%d epochs in %.1f s (%.3f s per epoch after the first)%n", all.size(), total,
+                all.size() > 1 ? later / (all.size() - 1) : total);
+        talk.println(MemoryTrend.describe(all.stream().mapToLong(GnnEpoch::maxRssBytes).toArray()) + " (largest rank)");
         if (!noPlot) {
             output.writeCharts(charts(all, output.title()));
             talk.println("curves: " + output.png());

@@ -76,9 +76,9 @@ public final class GnnRun implements AutoCloseable {
          * @throws IllegalArgumentException saying what is wrong
          */
         public void validate() {
-            if (layers < 1 || hidden < 1 || heads < 1) {
-                throw new IllegalArgumentException("layers, hidden width and heads must be at least 1");
-            }
+            atLeastOne("--layers", layers);
+            atLeastOne("--hidden", hidden);
+            atLeastOne("--heads", heads);
             if (kind == GnnModel.Kind.GAT && hidden % heads != 0) {
                 throw new IllegalArgumentException("GAT: the hidden width " + hidden + " is not a multiple of " + heads + " heads");
             }
@@ -87,6 +87,12 @@ public final class GnnRun implements AutoCloseable {
             }
             if (sampling != null && sampling.fanouts.length != layers) {
                 throw new IllegalArgumentException(sampling.fanouts.length + " fanouts for " + layers + " layers: give one per layer");
+            }
+        }
+
+        private static void atLeastOne(String option, int value) {
+            if (value < 1) {
+                throw new IllegalArgumentException(option + " must be at least 1, got " + value);
             }
         }
 

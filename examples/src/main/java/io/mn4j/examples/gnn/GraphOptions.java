@@ -88,6 +88,26 @@ public final class GraphOptions {
     }
 
     /**
+     * Checks that the graph this process will read is there ({@link #validate} too), so that a
+     * wrong {@code --data} is a usage error before the job starts rather than a failure inside it.
+     */
+    public void requireData() {
+        validate();
+        if (isSynthetic()) {
+            return;
+        }
+        if (data.equalsIgnoreCase("cora")) {
+            try {
+                coraPath();
+            } catch (NoSuchFileException e) {
+                throw new IllegalArgumentException("--data cora: " + e.getReason(), e);
+            }
+        } else if (!Files.exists(Path.of(data))) {
+            throw new IllegalArgumentException("--data " + data + ": no such file (expected 'synthetic', 'cora', a .npz file or an edge list)");
+        }
+    }
+
+    /**
      * Loads or generates the graph. Graphs read from files are made undirected when they are not
      * (an edge list usually lists each edge once), lose their self loops (GCN and GAT give every
      * node one of their own; dropping the stored ones keeps SAGE's mean over the same neighbours

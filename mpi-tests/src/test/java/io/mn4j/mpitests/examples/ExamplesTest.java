@@ -5,10 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.mn4j.examples.Partition;
 import io.mn4j.examples.Train;
 import io.mn4j.examples.TrainDataParallel;
 import io.mn4j.examples.TrainDualParallel;
 import io.mn4j.examples.TrainEnsemble;
+import io.mn4j.examples.TrainGnn;
 import io.mn4j.mpitests.MpiLauncher;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -169,6 +171,13 @@ class ExamplesTest {
                 "needs an even number of ranks (pairs), got 3");
         assertUsageError(launch(2, TrainEnsemble.class, base.resolve("ensemble"), List.of("--test-examples", "-5")),
                 "TrainEnsemble", "--test-examples must be at least 0, got -5");
+        assertUsageError(MpiLauncher.run(2, TrainGnn.class.getName(), List.of("--hidden", "0"), base, 60), "TrainGnn",
+                "--hidden must be at least 1, got 0");
+        Path missing = base.resolve("no-such-graph.npz");
+        assertUsageError(MpiLauncher.run(2, TrainGnn.class.getName(), List.of("--data", missing.toString()), base, 60), "TrainGnn",
+                "--data " + missing + ": no such file");
+        assertUsageError(MpiLauncher.run(1, Partition.class.getName(), List.of("--data", missing.toString()), base, 60), "Partition",
+                "--data " + missing + ": no such file");
 
         MpiLauncher.Result version = MpiLauncher.run(1, Train.class.getName(), List.of("--version"), base, 60);
         assertCompleted(version);
