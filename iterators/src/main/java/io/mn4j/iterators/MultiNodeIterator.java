@@ -174,6 +174,55 @@ public final class MultiNodeIterator implements BatchIterator {
         state = msg.state;
     }
 
+    /**
+     * The master's iterator state for a checkpoint (null on the other ranks, which hold none).
+     *
+     * @throws UnsupportedOperationException on the master if its iterator is not a {@link SerialIterator}
+     */
+    public SerialIterator.State masterState() {
+        if (comm.rank() != master) {
+            return null;
+        }
+        if (!(actual instanceof SerialIterator s)) {
+            throw new UnsupportedOperationException("only a SerialIterator's state can be saved, the master has a "
+                    + actual.getClass().getSimpleName());
+        }
+        return s.state();
+    }
+
+    /**
+     * Continues from a state {@link #masterState()} gave (the master's; other ranks may pass null).
+     * Collective: the master restores its iterator and shares its epoch state; if that fails, every
+     * rank throws as in {@link #reset()}.
+     */
+    public void restoreMasterState(SerialIterator.State saved) {
+        Message msg = null;
+        RuntimeException failure = null;
+        if (comm.rank() == master) {
+            try {
+                if (!(actual instanceof SerialIterator s)) {
+                    throw new UnsupportedOperationException("only a SerialIterator's state can be restored");
+                }
+                if (saved == null) {
+                    throw new DatasetException("no saved iterator state to restore at the master rank " + master);
+                }
+                s.restore(saved);
+                msg = new Message(Kind.RESET, null, State.of(actual), 0, 0);
+            } catch (RuntimeException e) {
+                failure = e;
+                msg = new Message(Kind.FAILED, String.valueOf(e), state, 0, 0);
+            }
+        }
+        msg = comm.bcastObj(msg, master);
+        if (failure != null) {
+            throw failure;
+        }
+        if (msg.kind == Kind.FAILED) {
+            throw new DatasetException("MultiNodeIterator: the master rank " + master + " failed to restore its iterator: " + msg.error);
+        }
+        state = msg.state;
+    }
+
     /** The rank that reads the data. */
     public int master() {
         return master;
