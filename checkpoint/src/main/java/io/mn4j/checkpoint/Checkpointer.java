@@ -164,7 +164,7 @@ public final class Checkpointer {
         Agreement.noProblems(comm, "resuming from " + dir, comm.rank() == 0 ? choice.problem() : null);
         note = choice.note();
         if (comm.rank() == 0) {
-            LOG.info(note);
+            LOG.debug(note);
         }
         if (choice.step() < 0) {
             return null;
