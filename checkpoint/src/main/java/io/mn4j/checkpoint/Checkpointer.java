@@ -201,6 +201,17 @@ public final class Checkpointer {
         return note;
     }
 
+    /**
+     * For a job that starts from the beginning: throws on every rank if some rank's folder holds
+     * checkpoints already (a new run's would be deleted as older than those, or mixed with them).
+     */
+    public void requireNoCheckpoints() {
+        List<Long> steps = Agreement.agree(comm, "looking for checkpoints in " + mine.root(), mine::committedSteps);
+        Agreement.noProblems(comm, "starting a new run in " + dir, steps.isEmpty() ? null
+                : "rank " + comm.rank() + " has checkpoints " + steps + " in " + mine.root()
+                        + ": resume from them, or give another checkpoint directory");
+    }
+
     /** The committed checkpoints in this rank's folder, after removing what interrupted writes left. */
     private List<ResumeChoice.Found> scan() throws IOException {
         mine.removeUnfinished();

@@ -70,9 +70,13 @@ public final class TrainingCheckpoints {
         }
     }
 
-    /** With --resume, restores the newest complete checkpoint and returns the loop's state; null to start afresh. Collective. */
+    /**
+     * With --resume, restores the newest complete checkpoint and returns the loop's state; null to
+     * start afresh (without --resume the directory must hold no checkpoints). Collective.
+     */
     LoopState restore(BatchIterator it) {
         if (!resume) {
+            checkpointer.requireNoCheckpoints();
             return null;
         }
         try (CheckpointReader r = checkpointer.restore()) {

@@ -8,6 +8,6 @@ import org.junit.jupiter.api.TestFactory;
 class CheckpointTest {
     @TestFactory
     Stream<DynamicNode> checkpoints() {
-        return MpiSuiteTests.forRanks(CheckpointSuite.class, 180, 1, 2, 3);
+        return MpiSuiteTests.forRanks(CheckpointSuite.class, 180, 2, 3);
     }
 }
