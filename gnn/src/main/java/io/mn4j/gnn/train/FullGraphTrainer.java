@@ -62,6 +62,19 @@ public final class FullGraphTrainer implements Trainer {
     }
 
     @Override
+    public int epochsDone() {
+        return epoch;
+    }
+
+    @Override
+    public void resumeAfter(int epochs) {
+        if (epochs < 0) {
+            throw new IllegalArgumentException("epochs done must be at least 0, got " + epochs);
+        }
+        epoch = epochs;
+    }
+
+    @Override
     public double[] evaluate() {
         return splits.accuracy(model, graph);
     }

@@ -174,6 +174,19 @@ public final class MiniBatchTrainer implements Trainer {
 
     /** @throws IllegalStateException without a shard manager to evaluate on (on every rank: they agreed on it) */
     @Override
+    public int epochsDone() {
+        return epoch;
+    }
+
+    @Override
+    public void resumeAfter(int epochs) {
+        if (epochs < 0) {
+            throw new IllegalArgumentException("epochs done must be at least 0, got " + epochs);
+        }
+        epoch = epochs;
+    }
+
+    @Override
     public double[] evaluate() {
         requireGraph();
         return splits.accuracy(model, graph);

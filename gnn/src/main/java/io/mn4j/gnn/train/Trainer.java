@@ -7,6 +7,12 @@ public interface Trainer {
     /** One epoch of training, then an evaluation of every split. */
     EpochStats epoch();
 
+    /** Epochs trained so far. */
+    int epochsDone();
+
+    /** Continues as if {@code epochs} epochs had been trained (a resume from a checkpoint; the model and optimizer are restored apart). */
+    void resumeAfter(int epochs);
+
     /** Accuracy on the train, val and test nodes of all partitions (no dropout, no autograd). */
     double[] evaluate();
 }

@@ -52,6 +52,57 @@ class ResumeAfterKillTest {
         assertEquals(reference, resumed, killer.what());
     }
 
+    /**
+     * TrainGnn on Cora in SAR, pipelined (smoothing, staleness 1: deterministic under the restart
+     * rule of {@code GnnCheckpoints}) and sampled mode: the same, with a checkpoint every epoch.
+     */
+    @ParameterizedTest(name = "TrainGnn {0} on {1} ranks, seed {2}")
+    @CsvSource({"sar, 3, 4", "pipelined, 2, 5", "sampled, 2, 6"})
+    void trainGnnKilledAndResumedGivesTheSameCurve(String mode, int ranks, long seed, @TempDir(cleanup = CleanupMode.ON_SUCCESS) Path dir)
+            throws Exception {
+        String main = "io.mn4j.examples.TrainGnn";
+        List<String> how = switch (mode) {
+            case "pipelined" -> List.of("--mode", "pipelined", "--smoothing", "0.9");
+            case "sampled" -> List.of("--model", "sage", "--fanouts", "5,5", "--batch-size", "32");
+            default -> List.of("--mode", "sar");
+        };
+        List<String> common = new ArrayList<>(List.of("--data", "cora", "--epochs", "6", "--no-progress", "--no-plot"));
+        common.addAll(how);
+        List<List<String>> reference = gnn(main, ranks, dir.resolve("reference"), common, dir.resolve("ckpt-reference"), false, null);
+        List<String> ckpt = new ArrayList<>(common);
+        ckpt.addAll(List.of("--checkpoint-dir", dir.resolve("ckpt").toString(), "--out", dir.resolve("killed").toString()));
+        RankKiller killer = new RankKiller(dir.resolve("killed").resolve("mpirun.log"), "checkpoint at epoch", 4, ranks, seed);
+        MpiLauncher.Result killed = MpiLauncher.run(MpiLauncher.LOCAL, ranks, main, ckpt, dir.resolve("killed"), TIMEOUT, Map.of(), killer);
+        assertFalse(killed.timedOut(), killed::describe);
+        assertNotEquals(0, killed.exitCode(), () -> killer.what() + "\n" + killed.describe());
+        List<String> again = new ArrayList<>(common);
+        again.addAll(List.of("--partitions", dir.resolve("killed").resolve("partitions").toString()));
+        List<List<String>> resumed = gnn(main, ranks, dir.resolve("resumed"), again, dir.resolve("ckpt"), true, out ->
+                assertTrue(out.contains("resuming from checkpoint") || out.contains("starting from the beginning"),
+                        () -> killer.what() + ": no resume:\n" + out));
+        assertEquals(reference, resumed, killer.what());
+    }
+
+    private static List<List<String>> gnn(String main, int ranks, Path out, List<String> common, Path ckpt, boolean resume,
+            java.util.function.Consumer<String> checkOutput) throws IOException, InterruptedException {
+        List<String> a = new ArrayList<>(common);
+        a.addAll(List.of("--checkpoint-dir", ckpt.toString(), "--out", out.toString()));
+        if (resume) {
+            a.add("--resume");
+        }
+        MpiLauncher.Result r = MpiLauncher.run(MpiLauncher.LOCAL, ranks, main, a, out, TIMEOUT, Map.of(), p -> { });
+        assertFalse(r.timedOut(), r::describe);
+        assertEquals(0, r.exitCode(), r::describe);
+        if (checkOutput != null) {
+            checkOutput.accept(r.output());
+        }
+        List<List<String>> rows = new ArrayList<>();
+        for (String line : Files.readAllLines(out.resolve("epochs.csv"), StandardCharsets.UTF_8)) {
+            rows.add(Arrays.asList(line.split(",")).subList(0, 5));
+        }
+        return rows;
+    }
+
     @ParameterizedTest(name = "saved on {0} ranks, resumed on {1}")
     @CsvSource({"2, 3"})
     void anotherJobSizeIsRefusedOnEveryRank(int saved, int resumed, @TempDir(cleanup = CleanupMode.ON_SUCCESS) Path dir)
