@@ -100,16 +100,10 @@ public final class Train implements Callable<Integer> {
                     opts.epochs);
             output = new RunOutput(opts.outDir("train"), "Train (" + Cli.ranks(n) + ")");
         }
-        TrainingCheckpoints checkpoints = !checkpoint.enabled() ? null : new TrainingCheckpoints(
-                checkpoint.open(comm, opts.identity("Train", n)), checkpoint, new TrainingCheckpoints.ModelState() {
-                    public void save(io.mn4j.checkpoint.CheckpointWriter w) {
-                        w.module("stage", stage).optimizer("adam", adam);
-                    }
-
-                    public void restore(io.mn4j.checkpoint.CheckpointReader r) {
-                        r.module("stage", stage);
-                        r.optimizer("adam", adam);
-                    }
+        TrainingCheckpoints checkpoints = TrainingCheckpoints.open(comm, checkpoint, opts.identity("Train", n),
+                w -> w.module("stage", stage).optimizer("adam", adam), r -> {
+                    r.module("stage", stage);
+                    r.optimizer("adam", adam);
                 }, rank == 0 ? out : null);
         long t0 = System.nanoTime();
         TrainingLoop loop = new TrainingLoop(comm, opts, out, output);

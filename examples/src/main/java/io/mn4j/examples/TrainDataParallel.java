@@ -86,16 +86,10 @@ public final class TrainDataParallel implements Callable<Integer> {
                     trainSize, trainPart.size(), opts.batchSize, opts.batchSize * n);
             output = new RunOutput(opts.outDir("train-data-parallel"), "TrainDataParallel (" + Cli.ranks(n) + ")");
         }
-        TrainingCheckpoints checkpoints = !checkpoint.enabled() ? null : new TrainingCheckpoints(
-                checkpoint.open(comm, opts.identity("TrainDataParallel", n)), checkpoint, new TrainingCheckpoints.ModelState() {
-                    public void save(io.mn4j.checkpoint.CheckpointWriter w) {
-                        w.replicatedModule("model", model).replicatedOptimizer("adam", adam);
-                    }
-
-                    public void restore(io.mn4j.checkpoint.CheckpointReader r) {
-                        r.replicatedModule("model", model);
-                        r.replicatedOptimizer("adam", adam);
-                    }
+        TrainingCheckpoints checkpoints = TrainingCheckpoints.open(comm, checkpoint, opts.identity("TrainDataParallel", n),
+                w -> w.replicatedModule("model", model).replicatedOptimizer("adam", adam), r -> {
+                    r.replicatedModule("model", model);
+                    r.replicatedOptimizer("adam", adam);
                 }, rank == 0 ? out : null);
         long t0 = System.nanoTime();
         List<EpochStats> epochs = new TrainingLoop(comm, opts, out, output).run(it,

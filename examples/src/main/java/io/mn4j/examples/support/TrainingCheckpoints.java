@@ -7,7 +7,10 @@ import io.mn4j.iterators.BatchIterator;
 import io.mn4j.iterators.Metrics;
 import io.mn4j.iterators.MultiNodeIterator;
 import io.mn4j.iterators.SerialIterator;
+import io.mn4j.communicator.Communicator;
 import java.io.PrintStream;
+import java.util.Map;
+import java.util.function.Consumer;
 import java.util.List;
 import java.util.Locale;
 
@@ -41,6 +44,29 @@ public final class TrainingCheckpoints {
         this.resume = opts.resume;
         this.model = model;
         this.talk = talk;
+    }
+
+    /**
+     * Checkpoints of a program's loop as {@code opts} ask, or null without --checkpoint-dir. Collective.
+     *
+     * @param talk where rank 0 reports saves and the resume (null on other ranks)
+     */
+    public static TrainingCheckpoints open(Communicator comm, CheckpointOptions opts, Map<String, String> identity,
+            Consumer<CheckpointWriter> save, Consumer<CheckpointReader> restore, PrintStream talk) {
+        if (!opts.enabled()) {
+            return null;
+        }
+        return new TrainingCheckpoints(opts.open(comm, identity), opts, new ModelState() {
+            @Override
+            public void save(CheckpointWriter w) {
+                save.accept(w);
+            }
+
+            @Override
+            public void restore(CheckpointReader r) {
+                restore.accept(r);
+            }
+        }, talk);
     }
 
     /** Whether a checkpoint is due after iteration {@code done}, which did not end its epoch. */

@@ -180,10 +180,7 @@ public final class MiniBatchTrainer implements Trainer {
 
     @Override
     public void resumeAfter(int epochs) {
-        if (epochs < 0) {
-            throw new IllegalArgumentException("epochs done must be at least 0, got " + epochs);
-        }
-        epoch = epochs;
+        epoch = Trainer.epochsDone(epochs);
     }
 
     @Override

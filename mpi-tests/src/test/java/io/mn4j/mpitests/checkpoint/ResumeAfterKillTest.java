@@ -23,8 +23,8 @@ import org.junit.jupiter.params.provider.CsvSource;
  * The programs killed and resumed: a random rank is killed with SIGKILL at a random point of a
  * run that checkpoints (between checkpoints or in the middle of one), the job is started again
  * with {@code --resume}, and every epoch's loss and accuracy (the losses as exact doubles) must
- * equal those of an uninterrupted run with the same options, bitwise. Also: a resume with another
- * job size is refused on every rank.
+ * equal those of an uninterrupted run with the same options, bitwise. (Bad input, a resume with
+ * another job size among it, is {@link CheckpointSuite}'s.)
  */
 class ResumeAfterKillTest {
     private static final long TIMEOUT = 240;
@@ -32,7 +32,7 @@ class ResumeAfterKillTest {
             "--hidden", "64,64,64", "--no-progress", "--no-plot");
 
     @ParameterizedTest(name = "{0} on {1} ranks, seed {2}")
-    @CsvSource({"Train, 2, 1, 5it", "Train, 3, 2, 4it", "TrainDataParallel, 2, 3, 1"})
+    @CsvSource({"Train, 3, 2, 4it", "TrainDataParallel, 2, 3, 1"})
     void killedAndResumedGivesTheSameCurve(String program, int ranks, long seed, String every,
             @TempDir(cleanup = CleanupMode.ON_SUCCESS) Path dir) throws Exception {
         String main = "io.mn4j.examples." + program;
@@ -90,36 +90,19 @@ class ResumeAfterKillTest {
         if (resume) {
             a.add("--resume");
         }
-        MpiLauncher.Result r = MpiLauncher.run(MpiLauncher.LOCAL, ranks, main, a, out, TIMEOUT, Map.of(), p -> { });
-        assertFalse(r.timedOut(), r::describe);
-        assertEquals(0, r.exitCode(), r::describe);
-        if (checkOutput != null) {
-            checkOutput.accept(r.output());
-        }
-        List<List<String>> rows = new ArrayList<>();
-        for (String line : Files.readAllLines(out.resolve("epochs.csv"), StandardCharsets.UTF_8)) {
-            rows.add(Arrays.asList(line.split(",")).subList(0, 5));
-        }
-        return rows;
-    }
-
-    @ParameterizedTest(name = "saved on {0} ranks, resumed on {1}")
-    @CsvSource({"2, 3"})
-    void anotherJobSizeIsRefusedOnEveryRank(int saved, int resumed, @TempDir(cleanup = CleanupMode.ON_SUCCESS) Path dir)
-            throws Exception {
-        List<String> ckpt = List.of("--checkpoint-dir", dir.resolve("ckpt").toString());
-        run("io.mn4j.examples.Train", saved, dir.resolve("saved"), ckpt, false, null);
-        MpiLauncher.Result r = MpiLauncher.run(MpiLauncher.LOCAL, resumed, "io.mn4j.examples.Train",
-                args(dir.resolve("again"), ckpt, true), dir.resolve("again"), TIMEOUT, Map.of(), p -> { });
-        assertFalse(r.timedOut(), r::describe);
-        assertEquals(2, r.exitCode(), r::describe);
-        assertTrue(r.output().contains("written by a job of " + saved + " ranks, this job has " + resumed), r::describe);
+        return finish(main, ranks, out, a, checkOutput);
     }
 
     /** Runs a program to its end; returns epochs.csv's epoch, loss and accuracy columns. */
     private static List<List<String>> run(String main, int ranks, Path out, List<String> extra, boolean resume,
             java.util.function.Consumer<String> checkOutput) throws IOException, InterruptedException {
-        MpiLauncher.Result r = MpiLauncher.run(MpiLauncher.LOCAL, ranks, main, args(out, extra, resume), out, TIMEOUT, Map.of(), p -> { });
+        return finish(main, ranks, out, args(out, extra, resume), checkOutput);
+    }
+
+    /** Runs a program with these arguments to its end; returns epochs.csv's first five columns. */
+    private static List<List<String>> finish(String main, int ranks, Path out, List<String> args,
+            java.util.function.Consumer<String> checkOutput) throws IOException, InterruptedException {
+        MpiLauncher.Result r = MpiLauncher.run(MpiLauncher.LOCAL, ranks, main, args, out, TIMEOUT, Map.of(), p -> { });
         assertFalse(r.timedOut(), r::describe);
         assertEquals(0, r.exitCode(), r::describe);
         if (checkOutput != null) {
