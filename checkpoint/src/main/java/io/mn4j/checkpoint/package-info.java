@@ -1,5 +1,5 @@
 /**
- * Checkpoints of multi-rank jobs that survive a lost rank ({@link io.mn4j.checkpoint.Checkpointer}),
- * and models exported for use outside the JVM ({@link io.mn4j.checkpoint.ModelExport}).
+ * Checkpoints of multi-rank jobs that survive a lost rank and resume to the same curve
+ * ({@link io.mn4j.checkpoint.Checkpointer}), in node-local directories.
  */
 package io.mn4j.checkpoint;
