@@ -2,11 +2,13 @@ package io.mn4j.examples;
 
 import io.mn4j.communicator.Communicator;
 import io.mn4j.examples.support.Cli;
+import io.mn4j.examples.support.CheckpointOptions;
 import io.mn4j.examples.support.CommonOptions;
 import io.mn4j.iterators.EpochStats;
 import io.mn4j.examples.support.Memory;
 import io.mn4j.examples.support.Mlp;
 import io.mn4j.examples.support.RunOutput;
+import io.mn4j.examples.support.TrainingCheckpoints;
 import io.mn4j.examples.support.TrainingLoop;
 import io.mn4j.functions.Functions;
 import io.mn4j.iterators.Batch;
@@ -57,6 +59,9 @@ public final class Train implements Callable<Integer> {
     @Mixin
     CommonOptions opts = new CommonOptions();
 
+    @Mixin
+    CheckpointOptions checkpoint = new CheckpointOptions();
+
     public static void main(String[] args) {
         Cli.main(new Train(), args);
     }
@@ -64,6 +69,7 @@ public final class Train implements Callable<Integer> {
     @Override
     public Integer call() {
         opts.validate();
+        checkpoint.validate(true);
         Communicator.run(this::run);
         return 0;
     }
@@ -94,12 +100,17 @@ public final class Train implements Callable<Integer> {
                     opts.epochs);
             output = new RunOutput(opts.outDir("train"), "Train (" + Cli.ranks(n) + ")");
         }
+        TrainingCheckpoints checkpoints = TrainingCheckpoints.open(comm, checkpoint, opts.identity("Train", n),
+                w -> w.module("stage", stage).optimizer("adam", adam), r -> {
+                    r.module("stage", stage);
+                    r.optimizer("adam", adam);
+                }, rank == 0 ? out : null);
         long t0 = System.nanoTime();
         TrainingLoop loop = new TrainingLoop(comm, opts, out, output);
         List<EpochStats> epochs = loop.run(trainIt,
                 (batch, sink) -> step(comm, stage, adam, batch, sink),
                 () -> evaluate(comm, stage, test, opts.evalBatchSize),
-                lr -> adam.param_groups().get(0).options().set_lr(lr));
+                lr -> adam.param_groups().get(0).options().set_lr(lr), checkpoints);
         double total = (System.nanoTime() - t0) / 1e9;
         if (rank == 0) {
             EpochStats last = epochs.get(epochs.size() - 1);

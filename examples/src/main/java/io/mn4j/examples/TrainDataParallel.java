@@ -2,11 +2,13 @@ package io.mn4j.examples;
 
 import io.mn4j.communicator.Communicator;
 import io.mn4j.examples.support.Cli;
+import io.mn4j.examples.support.CheckpointOptions;
 import io.mn4j.examples.support.CommonOptions;
 import io.mn4j.iterators.EpochStats;
 import io.mn4j.examples.support.Memory;
 import io.mn4j.examples.support.Mlp;
 import io.mn4j.examples.support.RunOutput;
+import io.mn4j.examples.support.TrainingCheckpoints;
 import io.mn4j.examples.support.TrainingLoop;
 import io.mn4j.functions.MultiNodeOptimizer;
 import io.mn4j.iterators.Datasets;
@@ -43,6 +45,9 @@ public final class TrainDataParallel implements Callable<Integer> {
     @Mixin
     CommonOptions opts = new CommonOptions();
 
+    @Mixin
+    CheckpointOptions checkpoint = new CheckpointOptions();
+
     public static void main(String[] args) {
         Cli.main(new TrainDataParallel(), args);
     }
@@ -50,6 +55,7 @@ public final class TrainDataParallel implements Callable<Integer> {
     @Override
     public Integer call() {
         opts.validate();
+        checkpoint.validate(true);
         Communicator.run(this::run);
         return 0;
     }
@@ -80,6 +86,11 @@ public final class TrainDataParallel implements Callable<Integer> {
                     trainSize, trainPart.size(), opts.batchSize, opts.batchSize * n);
             output = new RunOutput(opts.outDir("train-data-parallel"), "TrainDataParallel (" + Cli.ranks(n) + ")");
         }
+        TrainingCheckpoints checkpoints = TrainingCheckpoints.open(comm, checkpoint, opts.identity("TrainDataParallel", n),
+                w -> w.replicatedModule("model", model).replicatedOptimizer("adam", adam), r -> {
+                    r.replicatedModule("model", model);
+                    r.replicatedOptimizer("adam", adam);
+                }, rank == 0 ? out : null);
         long t0 = System.nanoTime();
         List<EpochStats> epochs = new TrainingLoop(comm, opts, out, output).run(it,
                 (batch, sink) -> {
@@ -92,7 +103,7 @@ public final class TrainDataParallel implements Callable<Integer> {
                     sink.addMean("accuracy", Train.correct(logits, batch.field(1)) / (double) batch.size(), batch.size());
                 },
                 () -> evaluate(comm, model, testPart, opts.evalBatchSize),
-                lr -> adam.param_groups().get(0).options().set_lr(lr));
+                lr -> adam.param_groups().get(0).options().set_lr(lr), checkpoints);
         double total = (System.nanoTime() - t0) / 1e9;
         if (rank == 0) {
             EpochStats last = epochs.get(epochs.size() - 1);

@@ -3,11 +3,13 @@ package io.mn4j.examples;
 import io.mn4j.communicator.Agreement;
 import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.JobInputException;
+import io.mn4j.examples.gnn.GnnCheckpoints;
 import io.mn4j.examples.gnn.GnnEpoch;
 import io.mn4j.examples.gnn.GnnRun;
 import io.mn4j.examples.gnn.GraphOptions;
 import io.mn4j.examples.gnn.JvmSetup;
 import io.mn4j.examples.gnn.Partitions;
+import io.mn4j.examples.support.CheckpointOptions;
 import io.mn4j.examples.support.Cli;
 import io.mn4j.examples.support.Memory;
 import io.mn4j.examples.support.MemoryTrend;
@@ -152,6 +154,9 @@ public final class TrainGnn implements Callable<Integer> {
     @Option(names = "--no-progress", description = "Do not draw the progress bar.")
     boolean noProgress;
 
+    @Mixin
+    CheckpointOptions checkpoint = new CheckpointOptions();
+
     @Option(names = "--no-plot", description = "Do not write curves.png.")
     boolean noPlot;
 
@@ -186,6 +191,7 @@ public final class TrainGnn implements Callable<Integer> {
             if (!(lr > 0) || weightDecay < 0) {
                 throw new IllegalArgumentException("--lr must be positive and --weight-decay non-negative");
             }
+            checkpoint.validate(false);
             GnnModel.Kind kind = GnnModel.Kind.parse(model);
             if (partitioner != null) {
                 Partitioners.byName(partitioner);
@@ -277,8 +283,17 @@ public final class TrainGnn implements Callable<Integer> {
         }
         ProgressBar bar = new ProgressBar(talk != null ? talk : System.out, "training", epochs, talk != null && !noProgress);
         List<GnnEpoch> all = new ArrayList<>();
+        GnnCheckpoints checkpoints = GnnCheckpoints.open(comm, checkpoint, run, smoothing, staleness, talk);
+        if (checkpoints != null) {
+            all.addAll(checkpoints.restore());
+            for (GnnEpoch done : all) {
+                if (talk != null) {
+                    output.addLine(done.csvLine());
+                }
+            }
+        }
         long t0 = System.nanoTime();
-        for (int e = 1; e <= epochs; e++) {
+        for (int e = all.size() + 1; e <= epochs; e++) {
             long aggregation0 = run.graph().communicator().stats().totalBytesSent();
             EpochStats s = run.epoch();
             long aggregation = run.graph().communicator().stats().totalBytesSent() - aggregation0;
@@ -300,6 +315,9 @@ public final class TrainGnn implements Callable<Integer> {
                 talk.println(ge.humanLine(epochs));
                 output.addLine(ge.csvLine());
                 bar.update(e, String.format(Locale.ROOT, "loss %.4f", s.trainLoss()));
+            }
+            if (checkpoints != null) {
+                checkpoints.afterEpoch(e, all);
             }
         }
         double total = (System.nanoTime() - t0) / 1e9;

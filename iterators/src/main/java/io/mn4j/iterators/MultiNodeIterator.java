@@ -151,12 +151,21 @@ public final class MultiNodeIterator implements BatchIterator {
      */
     @Override
     public void reset() {
+        onMaster(() -> actual.reset(), "reset its iterator");
+    }
+
+    /**
+     * Runs {@code action} on the master and shares the iterator's new state; if it fails, the
+     * master throws its exception and the other ranks a {@link DatasetException} quoting it, and
+     * the state stays as it was on every rank.
+     */
+    private void onMaster(Runnable action, String what) {
         Message msg = null;
         RuntimeException failure = null;
         if (comm.rank() == master) {
             // The other ranks wait in bcastObj: a failure here must reach them too.
             try {
-                actual.reset();
+                action.run();
                 msg = new Message(Kind.RESET, null, State.of(actual), 0, 0);
             } catch (RuntimeException e) {
                 failure = e;
@@ -168,10 +177,42 @@ public final class MultiNodeIterator implements BatchIterator {
             throw failure;
         }
         if (msg.kind == Kind.FAILED) {
-            throw new DatasetException("MultiNodeIterator: the master rank " + master + " failed to reset its"
-                    + " iterator: " + msg.error);
+            throw new DatasetException("MultiNodeIterator: the master rank " + master + " failed to " + what + ": " + msg.error);
         }
         state = msg.state;
+    }
+
+    /**
+     * The master's iterator state for a checkpoint (null on the other ranks, which hold none).
+     *
+     * @throws UnsupportedOperationException on the master if its iterator is not a {@link SerialIterator}
+     */
+    public SerialIterator.State masterState() {
+        if (comm.rank() != master) {
+            return null;
+        }
+        if (!(actual instanceof SerialIterator s)) {
+            throw new UnsupportedOperationException("only a SerialIterator's state can be saved, the master has a "
+                    + actual.getClass().getSimpleName());
+        }
+        return s.state();
+    }
+
+    /**
+     * Continues from a state {@link #masterState()} gave (the master's; other ranks may pass null).
+     * Collective: the master restores its iterator and shares its epoch state; if that fails, every
+     * rank throws as in {@link #reset()}.
+     */
+    public void restoreMasterState(SerialIterator.State saved) {
+        onMaster(() -> {
+            if (!(actual instanceof SerialIterator s)) {
+                throw new UnsupportedOperationException("only a SerialIterator's state can be restored");
+            }
+            if (saved == null) {
+                throw new DatasetException("no saved iterator state to restore at the master rank " + master);
+            }
+            s.restore(saved);
+        }, "restore its iterator");
     }
 
     /** The rank that reads the data. */

@@ -1,5 +1,12 @@
 package io.mn4j.iterators;
 
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.ObjectInputStream;
+import java.io.ObjectOutputStream;
+import java.io.Serializable;
+import java.io.UncheckedIOException;
 import java.util.NoSuchElementException;
 import java.util.Arrays;
 import java.util.Random;
@@ -189,6 +196,52 @@ public final class SerialIterator implements BatchIterator {
     @Override
     public long iteration() {
         return iteration;
+    }
+
+    /**
+     * Where the iterator stands, for a checkpoint: position, counters, this epoch's order and the
+     * generator that draws the next orders (serialized), so that {@link #restore} continues with
+     * exactly the batches this iterator would have given.
+     */
+    public record State(long epoch, int position, long iteration, boolean newEpoch, double previousEpochDetail, long[] order,
+            byte[] random) implements Serializable {
+    }
+
+    /** This iterator's state now (a copy). */
+    public State state() {
+        try (ByteArrayOutputStream bytes = new ByteArrayOutputStream(); ObjectOutputStream out = new ObjectOutputStream(bytes)) {
+            out.writeObject(random);
+            out.flush();
+            return new State(epoch, position, iteration, newEpoch, previousEpochDetail, order == null ? null : order.clone(),
+                    bytes.toByteArray());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * Continues from {@code s}, a state of an iterator over a data set of the same size with the
+     * same shuffling.
+     *
+     * @throws DatasetException if {@code s} does not fit this iterator
+     */
+    public void restore(State s) {
+        if ((s.order() != null) != shuffle || (s.order() != null && s.order().length != n) || s.position() < 0 || s.position() > n) {
+            throw new DatasetException("a saved iterator state (" + (s.order() == null ? "unshuffled" : "shuffled over " + s.order().length)
+                    + ", position " + s.position() + ") does not fit this iterator (" + (shuffle ? "shuffled" : "unshuffled") + ", "
+                    + n + " examples)");
+        }
+        try (ObjectInputStream in = new ObjectInputStream(new ByteArrayInputStream(s.random()))) {
+            random = (Random) in.readObject();
+        } catch (IOException | ClassNotFoundException | ClassCastException e) {
+            throw new DatasetException("a saved iterator state has an unreadable generator: " + e);
+        }
+        order = s.order() == null ? null : s.order().clone();
+        position = s.position();
+        epoch = s.epoch();
+        newEpoch = s.newEpoch();
+        iteration = s.iteration();
+        previousEpochDetail = s.previousEpochDetail();
     }
 
     /** The data set iterated over. */

@@ -23,10 +23,10 @@ public record GnnEpoch(EpochStats stats, long bytesSentAllRanks, long aggregatio
         return sb.toString();
     }
 
-    /** The CSV line (losses with full precision, so runs can be compared exactly). */
+    /** The CSV line (the loss as the shortest text that reads back exactly, so runs can be compared bitwise). */
     public String csvLine() {
-        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%d,%.9g,%.6f,%.6f,%.6f,%.4f,%d,%d,%.1f", stats.epoch(),
-                stats.trainLoss(), stats.trainAccuracy(), stats.validationAccuracy(), stats.testAccuracy(), stats.seconds(), bytesSentAllRanks,
+        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%d,%s,%.6f,%.6f,%.6f,%.4f,%d,%d,%.1f", stats.epoch(),
+                Double.toString(stats.trainLoss()), stats.trainAccuracy(), stats.validationAccuracy(), stats.testAccuracy(), stats.seconds(), bytesSentAllRanks,
                 aggregationBytesAllRanks, maxRssBytes() / 1048576.0));
         for (long p : peakRssBytes) {
             sb.append(String.format(Locale.ROOT, ",%.1f", p / 1048576.0));

@@ -247,6 +247,11 @@ public final class GnnRun implements AutoCloseable {
         return model;
     }
 
+    /** The optimizer (Adam over the model's parameters; the same state on every rank). */
+    public Adam optimizer() {
+        return adam;
+    }
+
     public Trainer trainer() {
         return trainer;
     }

@@ -78,6 +78,13 @@ public final class CommonOptions {
         return lr * 0.5 * (1 + Math.cos(Math.PI * Math.min(step, total) / total));
     }
 
+    /** What a resumed run must share with the run that saved the checkpoint: everything that changes the numbers. */
+    public java.util.Map<String, String> identity(String program, int ranks) {
+        return java.util.Map.of("program", program, "hidden", java.util.Arrays.toString(hidden), "seed", String.valueOf(seed),
+                "batch", String.valueOf(batchSize), "lr", lr + " " + schedule + " over " + epochs + " epochs",
+                "data", trainExamples + " training / " + testExamples + " test examples (0: all)");
+    }
+
     /** Loads the training or test split, truncated to the requested number of examples. */
     public TensorDataset load(boolean train) {
         TensorDataset all = FashionMnist.load(dataDir(), train);

@@ -13,10 +13,10 @@ public record EpochReport(EpochStats stats, long rssBytes, long maxRssBytes) {
     public static final String CSV_HEADER =
             "epoch,train_loss,train_accuracy,test_loss,test_accuracy,seconds,examples_per_second,rss_mib,max_rss_mib";
 
-    /** The record as one CSV line (full precision for losses, so runs can be compared exactly). */
+    /** The record as one CSV line (losses as the shortest text that reads back exactly, so runs can be compared bitwise). */
     public String csvLine() {
-        return String.format(Locale.ROOT, "%d,%.9g,%.6f,%.9g,%.6f,%.3f,%.1f,%.1f,%.1f", stats.epoch(), stats.trainLoss(),
-                stats.trainAccuracy(), stats.testLoss(), stats.testAccuracy(), stats.seconds(), stats.examplesPerSecond(),
+        return String.format(Locale.ROOT, "%d,%s,%.6f,%s,%.6f,%.3f,%.1f,%.1f,%.1f", stats.epoch(), Double.toString(stats.trainLoss()),
+                stats.trainAccuracy(), Double.toString(stats.testLoss()), stats.testAccuracy(), stats.seconds(), stats.examplesPerSecond(),
                 rssBytes / 1048576.0, maxRssBytes / 1048576.0);
     }
 

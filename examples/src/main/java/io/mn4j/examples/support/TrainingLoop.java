@@ -59,16 +59,41 @@ public final class TrainingLoop {
      * @return the per-epoch numbers (the same on every rank)
      */
     public List<EpochStats> run(BatchIterator it, Step step, Evaluation eval, DoubleConsumer setLr) throws IOException {
+        return run(it, step, eval, setLr, null);
+    }
+
+    /**
+     * As {@link #run(BatchIterator, Step, Evaluation, DoubleConsumer)}, with checkpoints (null:
+     * none): with --resume it continues where the newest complete checkpoint left off, and it saves
+     * as --checkpoint-every says.
+     */
+    public List<EpochStats> run(BatchIterator it, Step step, Evaluation eval, DoubleConsumer setLr, TrainingCheckpoints checkpoints)
+            throws IOException {
         boolean talk = comm.rank() == 0;
         long perEpoch = it.batchesPerEpoch();
         long total = perEpoch * opts.epochs;
         long done = 0;
         List<EpochStats> all = new ArrayList<>();
-        for (int epoch = 1; epoch <= opts.epochs; epoch++) {
-            Metrics train = new Metrics();
+        List<EpochReport> reports = new ArrayList<>();
+        TrainingCheckpoints.LoopState resumed = checkpoints == null ? null : checkpoints.restore(it);
+        int first = 1;
+        if (resumed != null) {
+            first = resumed.epoch();
+            done = resumed.done();
+            for (EpochReport r : resumed.reports()) {
+                reports.add(r);
+                all.add(r.stats());
+                if (talk && output != null) {
+                    output.add(r);
+                }
+            }
+        }
+        for (int epoch = first; epoch <= opts.epochs; epoch++) {
+            boolean continuing = resumed != null && epoch == first && resumed.inEpoch() > 0;
+            Metrics train = continuing ? resumed.train() : new Metrics();
             ProgressBar bar = new ProgressBar(out, String.format("epoch %3d", epoch), perEpoch, talk && !opts.noProgress);
-            long t0 = System.nanoTime();
-            long k = 0;
+            long t0 = System.nanoTime() - (continuing ? (long) (resumed.seconds() * 1e9) : 0);
+            long k = continuing ? resumed.inEpoch() : 0;
             do {
                 setLr.accept(opts.lrAt(done, total));
                 try (PointerScope scope = new PointerScope()) {
@@ -78,6 +103,11 @@ public final class TrainingLoop {
                 done++;
                 k++;
                 bar.update(k, train.count("loss") > 0 ? String.format("loss %.4f", train.mean("loss")) : "");
+                if (checkpoints != null && !it.isNewEpoch() && checkpoints.dueMidEpoch(done)) {
+                    bar.finish();
+                    checkpoints.save(new TrainingCheckpoints.LoopState(epoch, done, k, train, (System.nanoTime() - t0) / 1e9,
+                            List.copyOf(reports)), it);
+                }
             } while (!it.isNewEpoch());
             double seconds = (System.nanoTime() - t0) / 1e9;
             bar.finish();
@@ -93,13 +123,17 @@ public final class TrainingLoop {
             EpochStats s = new EpochStats(epoch, trainAll.mean("loss"), trainAll.mean("accuracy"), Double.NaN, test.mean("loss"),
                     test.mean("accuracy"), seconds, trainAll.count("loss") / seconds, -1);
             all.add(s);
+            EpochReport report = new EpochReport(s, rss.get(0), Collections.max(rss));
+            reports.add(report);
             if (talk) {
-                EpochReport report = new EpochReport(s, rss.get(0), Collections.max(rss));
                 out.println(report.humanLine());
                 out.flush();
                 if (output != null) {
                     output.add(report);
                 }
+            }
+            if (checkpoints != null && checkpoints.dueAtEpochEnd(epoch, done)) {
+                checkpoints.save(new TrainingCheckpoints.LoopState(epoch + 1, done, 0, new Metrics(), 0, List.copyOf(reports)), it);
             }
         }
         return all;

@@ -62,6 +62,16 @@ public final class FullGraphTrainer implements Trainer {
     }
 
     @Override
+    public int epochsDone() {
+        return epoch;
+    }
+
+    @Override
+    public void resumeAfter(int epochs) {
+        epoch = Trainer.epochsDone(epochs);
+    }
+
+    @Override
     public double[] evaluate() {
         return splits.accuracy(model, graph);
     }

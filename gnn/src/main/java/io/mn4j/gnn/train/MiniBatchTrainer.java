@@ -174,6 +174,16 @@ public final class MiniBatchTrainer implements Trainer {
 
     /** @throws IllegalStateException without a shard manager to evaluate on (on every rank: they agreed on it) */
     @Override
+    public int epochsDone() {
+        return epoch;
+    }
+
+    @Override
+    public void resumeAfter(int epochs) {
+        epoch = Trainer.epochsDone(epochs);
+    }
+
+    @Override
     public double[] evaluate() {
         requireGraph();
         return splits.accuracy(model, graph);

@@ -7,6 +7,20 @@ public interface Trainer {
     /** One epoch of training, then an evaluation of every split. */
     EpochStats epoch();
 
+    /** Epochs trained so far. */
+    int epochsDone();
+
+    /** Continues as if {@code epochs} epochs had been trained (a resume from a checkpoint; the model and optimizer are restored apart). */
+    void resumeAfter(int epochs);
+
+    /** {@code epochs}, checked for {@link #resumeAfter}. */
+    static int epochsDone(int epochs) {
+        if (epochs < 0) {
+            throw new IllegalArgumentException("epochs done must be at least 0, got " + epochs);
+        }
+        return epochs;
+    }
+
     /** Accuracy on the train, val and test nodes of all partitions (no dropout, no autograd). */
     double[] evaluate();
 }
