@@ -2,7 +2,8 @@
 # mn4j set-up: checks for Java 17+ and Maven, installs Open MPI (Debian), builds Open MPI's
 # mpi.jar from the matching Debian source package (Debian does not ship it), installs it into the
 # local Maven repository, and installs the other system packages the project uses (METIS,
-# Fashion-MNIST, and iproute2, util-linux and mount for the simulated cluster of scripts/cluster). Idempotent: every step checks whether it is already done. Prints the Open MPI
+# Fashion-MNIST, iproute2, util-linux and mount for the simulated cluster of scripts/cluster, and
+# python3 with numpy for the test that reads an exported model). Idempotent: every step checks whether it is already done. Prints the Open MPI
 # version on stdout (scripts/maven passes it to Maven), everything else on stderr.
 # Say MN4J_SKIP_APT=1 to never call apt-get; MN4J_CACHE moves the source-package cache
 # (default ~/.cache/mn4j).
@@ -61,6 +62,8 @@ done
 # Java and Maven by command, not by package: a JDK or a Maven from elsewhere will do.
 { command -v java >/dev/null && command -v javac >/dev/null; } || missing+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null || missing+=(maven)
+# numpy by import, not by package: a python3 with numpy from elsewhere will do.
+python3 -c 'import numpy' >/dev/null 2>&1 || missing+=(python3 python3-numpy)
 if [ ${#missing[@]} -gt 0 ]; then
   if command -v dpkg-query >/dev/null; then apt_install "${missing[@]}"; fi
 else

@@ -1,9 +1,11 @@
 package io.mn4j.examples;
 
+import io.mn4j.checkpoint.ModelExport;
 import io.mn4j.communicator.Communicator;
 import io.mn4j.examples.support.Cli;
 import io.mn4j.examples.support.CheckpointOptions;
 import io.mn4j.examples.support.CommonOptions;
+import io.mn4j.examples.support.ExportOptions;
 import io.mn4j.iterators.EpochStats;
 import io.mn4j.examples.support.Memory;
 import io.mn4j.examples.support.Mlp;
@@ -62,6 +64,9 @@ public final class Train implements Callable<Integer> {
     @Mixin
     CheckpointOptions checkpoint = new CheckpointOptions();
 
+    @Mixin
+    ExportOptions export = new ExportOptions();
+
     public static void main(String[] args) {
         Cli.main(new Train(), args);
     }
@@ -70,6 +75,7 @@ public final class Train implements Callable<Integer> {
     public Integer call() {
         opts.validate();
         checkpoint.validate(true);
+        export.validate(true, checkpoint.resume);
         Communicator.run(this::run);
         return 0;
     }
@@ -100,6 +106,10 @@ public final class Train implements Callable<Integer> {
                     opts.epochs);
             output = new RunOutput(opts.outDir("train"), "Train (" + Cli.ranks(n) + ")");
         }
+        if (export.initialize(comm, stage, () -> ExportOptions.testResult(evaluate(comm, stage, test, opts.evalBatchSize)),
+                rank == 0 ? out : null)) {
+            return List.of();
+        }
         TrainingCheckpoints checkpoints = TrainingCheckpoints.open(comm, checkpoint, opts.identity("Train", n),
                 w -> w.module("stage", stage).optimizer("adam", adam), r -> {
                     r.module("stage", stage);
@@ -112,6 +122,7 @@ public final class Train implements Callable<Integer> {
                 () -> evaluate(comm, stage, test, opts.evalBatchSize),
                 lr -> adam.param_groups().get(0).options().set_lr(lr), checkpoints);
         double total = (System.nanoTime() - t0) / 1e9;
+        export.export(comm, stage, ModelExport.Layout.GATHERED, rank == 0 ? out : null);
         if (rank == 0) {
             EpochStats last = epochs.get(epochs.size() - 1);
             out.printf("final test accuracy %.2f%% (loss %.4f) after %d epochs, %.1f s training+evaluation, peak RSS %s%n",

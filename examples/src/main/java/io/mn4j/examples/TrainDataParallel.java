@@ -1,9 +1,11 @@
 package io.mn4j.examples;
 
+import io.mn4j.checkpoint.ModelExport;
 import io.mn4j.communicator.Communicator;
 import io.mn4j.examples.support.Cli;
 import io.mn4j.examples.support.CheckpointOptions;
 import io.mn4j.examples.support.CommonOptions;
+import io.mn4j.examples.support.ExportOptions;
 import io.mn4j.iterators.EpochStats;
 import io.mn4j.examples.support.Memory;
 import io.mn4j.examples.support.Mlp;
@@ -48,6 +50,9 @@ public final class TrainDataParallel implements Callable<Integer> {
     @Mixin
     CheckpointOptions checkpoint = new CheckpointOptions();
 
+    @Mixin
+    ExportOptions export = new ExportOptions();
+
     public static void main(String[] args) {
         Cli.main(new TrainDataParallel(), args);
     }
@@ -56,6 +61,7 @@ public final class TrainDataParallel implements Callable<Integer> {
     public Integer call() {
         opts.validate();
         checkpoint.validate(true);
+        export.validate(false, checkpoint.resume);
         Communicator.run(this::run);
         return 0;
     }
@@ -86,6 +92,10 @@ public final class TrainDataParallel implements Callable<Integer> {
                     trainSize, trainPart.size(), opts.batchSize, opts.batchSize * n);
             output = new RunOutput(opts.outDir("train-data-parallel"), "TrainDataParallel (" + Cli.ranks(n) + ")");
         }
+        if (export.initialize(comm, model, () -> ExportOptions.testResult(evaluate(comm, model, testPart, opts.evalBatchSize)),
+                rank == 0 ? out : null)) {
+            return List.of();
+        }
         TrainingCheckpoints checkpoints = TrainingCheckpoints.open(comm, checkpoint, opts.identity("TrainDataParallel", n),
                 w -> w.replicatedModule("model", model).replicatedOptimizer("adam", adam), r -> {
                     r.replicatedModule("model", model);
@@ -105,6 +115,7 @@ public final class TrainDataParallel implements Callable<Integer> {
                 () -> evaluate(comm, model, testPart, opts.evalBatchSize),
                 lr -> adam.param_groups().get(0).options().set_lr(lr), checkpoints);
         double total = (System.nanoTime() - t0) / 1e9;
+        export.export(comm, model, ModelExport.Layout.REPLICATED, rank == 0 ? out : null);
         if (rank == 0) {
             EpochStats last = epochs.get(epochs.size() - 1);
             out.printf("final test accuracy %.2f%% after %d epochs, %.1f s, %.0f training examples/s over %d ranks, peak RSS %s%n",

@@ -1,5 +1,6 @@
 package io.mn4j.examples;
 
+import io.mn4j.checkpoint.ModelExport;
 import io.mn4j.communicator.Agreement;
 import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.JobInputException;
@@ -11,6 +12,7 @@ import io.mn4j.examples.gnn.JvmSetup;
 import io.mn4j.examples.gnn.Partitions;
 import io.mn4j.examples.support.CheckpointOptions;
 import io.mn4j.examples.support.Cli;
+import io.mn4j.examples.support.ExportOptions;
 import io.mn4j.examples.support.Memory;
 import io.mn4j.examples.support.MemoryTrend;
 import io.mn4j.examples.support.ProgressBar;
@@ -157,6 +159,9 @@ public final class TrainGnn implements Callable<Integer> {
     @Mixin
     CheckpointOptions checkpoint = new CheckpointOptions();
 
+    @Mixin
+    ExportOptions export = new ExportOptions();
+
     @Option(names = "--no-plot", description = "Do not write curves.png.")
     boolean noPlot;
 
@@ -192,6 +197,7 @@ public final class TrainGnn implements Callable<Integer> {
                 throw new IllegalArgumentException("--lr must be positive and --weight-decay non-negative");
             }
             checkpoint.validate(false);
+            export.validate(false, checkpoint.resume);
             GnnModel.Kind kind = GnnModel.Kind.parse(model);
             if (partitioner != null) {
                 Partitioners.byName(partitioner);
@@ -283,6 +289,9 @@ public final class TrainGnn implements Callable<Integer> {
         }
         ProgressBar bar = new ProgressBar(talk != null ? talk : System.out, "training", epochs, talk != null && !noProgress);
         List<GnnEpoch> all = new ArrayList<>();
+        if (export.initialize(comm, run.model(), () -> accuracies(run.evaluate()), talk)) {
+            return;
+        }
         GnnCheckpoints checkpoints = GnnCheckpoints.open(comm, checkpoint, run, smoothing, staleness, talk);
         if (checkpoints != null) {
             all.addAll(checkpoints.restore());
@@ -321,10 +330,16 @@ public final class TrainGnn implements Callable<Integer> {
             }
         }
         double total = (System.nanoTime() - t0) / 1e9;
+        export.export(comm, run.model(), ModelExport.Layout.REPLICATED, talk);
         if (talk != null) {
             bar.finish();
             summary(all, total, output, talk);
         }
+    }
+
+    /** Train, val and test accuracy as rank 0 prints them for --init-from. */
+    private static String accuracies(double[] a) {
+        return String.format(Locale.ROOT, "accuracy train %.2f%%, val %.2f%%, test %.2f%%", 100 * a[0], 100 * a[1], 100 * a[2]);
     }
 
     private void summary(List<GnnEpoch> all, double total, RunOutput output, PrintStream talk) throws IOException {
