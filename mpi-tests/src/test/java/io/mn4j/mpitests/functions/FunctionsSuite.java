@@ -14,6 +14,7 @@ import io.mn4j.mpitests.Check;
 import io.mn4j.mpitests.Scenario;
 import io.mn4j.mpitests.ScenarioSuite;
 import io.mn4j.mpitests.functions.DeterministicFixtures.Lin;
+import io.mn4j.tensor.Tensors;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -42,6 +43,7 @@ public class FunctionsSuite implements ScenarioSuite {
         s.put("list sends", FunctionsSuite::listSends);
         s.put("no-grad send and pseudoConnect", FunctionsSuite::noGradSendAndPseudoConnect);
         s.put("allgather", FunctionsSuite::allgather);
+        s.put("allgather of a zero-size leaf", FunctionsSuite::allgatherZeroSize);
         s.put("alltoall", FunctionsSuite::alltoall);
         s.put("bcast", FunctionsSuite::bcast);
         s.put("gather", FunctionsSuite::gather);
@@ -313,6 +315,31 @@ public class FunctionsSuite implements ScenarioSuite {
             }
         }
         check.tensorsClose("gradient = reduce-scatter (sum)", expected, x.grad(), 1e-12);
+    }
+
+    /**
+     * x_r has shape (r, 3), so rank 0's has no elements; rank k's loss is sum_j <C_kj, y_j>. Every
+     * rank's leaf gets its reduce-scattered gradient, rank 0's a defined one of shape (0, 3), as
+     * PyTorch gives a leaf without elements.
+     */
+    private static void allgatherZeroSize(Communicator c, Check check) {
+        int n = c.size();
+        int r = c.rank();
+        Tensor x = det(20 + r, r, 3).requires_grad_(true);
+        List<Tensor> ys = Functions.allgather(c, x);
+        Tensor loss = torch.zeros(new long[0], F64);
+        for (int j = 0; j < n; j++) {
+            loss = loss.add(ys.get(j).mul(coef(1500, r, j, j, 3)).sum());
+        }
+        loss.backward();
+        Tensor expected = torch.zeros(new long[] {r, 3}, F64);
+        for (int k = 0; k < n; k++) {
+            expected = expected.add(coef(1500, k, r, r, 3));
+        }
+        check.isTrue("the leaf has a gradient", x.grad().defined(), "undefined gradient of a leaf of shape " + java.util.Arrays.toString(Tensors.shape(x)));
+        if (x.grad().defined()) {
+            check.tensorsClose("gradient = reduce-scatter (sum)", expected, x.grad(), 1e-12);
+        }
     }
 
     /** x_rj (shape (j+1, 2)) goes to rank j; rank j's loss is sum_k <C_jk, y_k>; dL/dx_rj = C_jr. */
