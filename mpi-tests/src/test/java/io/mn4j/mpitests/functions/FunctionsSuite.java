@@ -8,6 +8,7 @@ import static io.mn4j.mpitests.functions.DeterministicFixtures.grad;
 import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.ReduceOp;
 import io.mn4j.functions.Functions;
+import io.mn4j.functions.Gathered;
 import io.mn4j.functions.MultiNodeChainList;
 import io.mn4j.functions.autograd.CustomFunction;
 import io.mn4j.mpitests.Check;
@@ -392,9 +393,12 @@ public class FunctionsSuite implements ScenarioSuite {
         int n = c.size();
         int r = c.rank();
         Tensor x = det(5000 + r, r + 1, 2).requires_grad_(true);
-        List<Tensor> ys = Functions.gather(c, x, 0);
+        Gathered got = Functions.gather(c, x, 0);
+        check.equal("at the root", r == 0, got.atRoot());
         if (r == 0) {
+            List<Tensor> ys = got.values();
             check.equal("outputs at root", n, ys.size());
+            check.throwsWith("the root has no delegate", got::delegate, "gather at root 0: the root holds the values, not a delegate");
             Tensor loss = torch.zeros(new long[0], F64);
             for (int j = 0; j < n; j++) {
                 check.tensorsClose("value from " + j, det(5000 + j, j + 1, 2), ys.get(j), 0);
@@ -402,9 +406,9 @@ public class FunctionsSuite implements ScenarioSuite {
             }
             loss.backward();
         } else {
-            check.isTrue("non-root gets one 0-dim delegate", ys.size() == 1 && ys.get(0).dim() == 0,
-                    "got " + ys.size() + " tensors");
-            ys.get(0).backward();
+            check.throwsWith("a non-root rank has no values", got::values, "gather at root 0: rank " + r + " holds no values, only the delegate");
+            check.isTrue("non-root gets a 0-dim delegate", got.delegate().dim() == 0, "got " + got.delegate());
+            got.delegate().backward();
         }
         check.tensorsClose("gradient = scatter", coef(5100, 0, r, r + 1, 2), x.grad(), 1e-12);
     }
@@ -477,8 +481,9 @@ public class FunctionsSuite implements ScenarioSuite {
         for (int root : new int[] {0, n - 1}) {
             String at = "root " + root + ": ";
             Tensor x = part(floating(r), 5200 + r, r + 1, 2);
-            List<Tensor> ys = Functions.gather(c, x, root);
+            Gathered got = Functions.gather(c, x, root);
             if (r == root) {
+                List<Tensor> ys = got.values();
                 Tensor loss = torch.zeros(new long[0], F64);
                 for (int j = 0; j < n; j++) {
                     check.tensorsClose(at + "value from " + j, expectedValue(floating(j), 5200 + j, j + 1, 2),
@@ -489,7 +494,7 @@ public class FunctionsSuite implements ScenarioSuite {
                 }
                 loss.backward();
             } else if (floating(r)) {
-                ys.get(0).backward();
+                got.delegate().backward();
             }
             if (floating(r)) {
                 check.tensorsClose(at + "gradient = scatter", coef(5300 + root, 0, r, r + 1, 2), x.grad(), 1e-12);
@@ -785,7 +790,8 @@ public class FunctionsSuite implements ScenarioSuite {
                 loss = loss.add(t.sum());
             }
             loss = loss.add(Functions.scatter(c, r == 0 ? parts : null, 0).sum());
-            for (Tensor t : Functions.gather(c, x, 0)) { // the values at the root, a delegate elsewhere
+            Gathered gathered = Functions.gather(c, x, 0);
+            for (Tensor t : gathered.atRoot() ? gathered.values() : List.of(gathered.delegate())) {
                 loss = loss.add(t.sum());
             }
             loss = loss.add(Functions.allreduce(c, x, ReduceOp.SUM).sum());
