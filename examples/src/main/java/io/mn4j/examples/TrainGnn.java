@@ -133,7 +133,7 @@ public final class TrainGnn implements Callable<Integer> {
     @Option(names = "--heads", paramLabel = "H", description = "GAT: attention heads of the hidden layers (default: ${DEFAULT-VALUE}).")
     int heads = 8;
 
-    @Option(names = "--dropout", paramLabel = "P", description = "Dropout before every layer (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--dropout", paramLabel = "P", description = "Dropout before every layer, and of GAT's attention coefficients (default: ${DEFAULT-VALUE}).")
     double dropout = 0.5;
 
     @Option(names = "--lr", paramLabel = "RATE", description = "Adam's learning rate (default: ${DEFAULT-VALUE}).")

@@ -49,9 +49,8 @@ public final class GnnRun implements AutoCloseable {
         }
 
         /**
-         * Veličković et al.'s Cora GAT: 8 heads of 8 hidden units, ELU, dropout 0.6, lr 0.005, weight
-         * decay 5e-4 — except that dropout 0.6 applies to each layer's input features only: unlike
-         * the paper (and PyG's {@code GATConv(dropout=0.6)}), the attention coefficients get none.
+         * Veličković et al.'s Cora GAT: 8 heads of 8 hidden units, ELU, dropout 0.6 of each layer's
+         * input and of the attention coefficients, lr 0.005, weight decay 5e-4.
          */
         public static Config gatCora(AggregationMode mode, long seed) {
             return new Config(GnnModel.Kind.GAT, mode, 64, 2, 8, 0.6, 0.005, 5e-4, seed);
@@ -63,6 +62,10 @@ public final class GnnRun implements AutoCloseable {
 
         public Config withMode(AggregationMode m) {
             return new Config(kind, m, hidden, layers, heads, dropout, lr, weightDecay, seed, sampling);
+        }
+
+        public Config withSeed(long s) {
+            return new Config(kind, mode, hidden, layers, heads, dropout, lr, weightDecay, s, sampling);
         }
 
         /** Sampled mini-batches (null: full-graph training). */
@@ -78,6 +81,9 @@ public final class GnnRun implements AutoCloseable {
         public void validate() {
             if (layers < 1 || hidden < 1 || heads < 1) {
                 throw new IllegalArgumentException("layers, hidden width and heads must be at least 1");
+            }
+            if (!(dropout >= 0 && dropout < 1)) {
+                throw new IllegalArgumentException("dropout must be in [0, 1), got " + dropout);
             }
             if (kind == GnnModel.Kind.GAT && hidden % heads != 0) {
                 throw new IllegalArgumentException("GAT: the hidden width " + hidden + " is not a multiple of " + heads + " heads");
@@ -163,12 +169,12 @@ public final class GnnRun implements AutoCloseable {
         this.comm = comm;
         this.config = c;
         this.part = part;
-        this.graph = GraphShardManager.build(comm, part).mode(c.mode());
-        // Parameters start from the seed whatever the number of ranks (the trainer also broadcasts
-        // rank 0's); dropout masks then come from a stream of each rank's own.
+        // Dropout keyed by the original graph's node ids: the same masks however the graph was cut.
+        this.graph = GraphShardManager.build(comm, part).mode(c.mode()).nodeIds(part.originalIds());
+        // Parameters start from the seed whatever the number of ranks (the trainer also broadcasts rank 0's).
         torch.manual_seed(c.seed());
-        this.model = new GnnModel(c.kind(), m.featureSize(), c.hidden(), m.numClasses(), c.layers(), c.dropout(), c.heads());
-        torch.manual_seed(c.seed() * 7919 + 1 + comm.rank());
+        this.model = new GnnModel(c.kind(), m.featureSize(), c.hidden(), m.numClasses(), c.layers(), c.dropout(), c.heads())
+                .dropoutSeed(c.seed());
         AdamOptions o = new AdamOptions(c.lr());
         o.weight_decay().put(c.weightDecay());
         this.adam = new Adam(model.parameters(), o);
