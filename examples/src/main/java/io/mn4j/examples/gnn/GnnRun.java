@@ -33,11 +33,21 @@ import org.bytedeco.pytorch.global.torch;
  * or taken out of it by the library.
  */
 public final class GnnRun implements AutoCloseable {
-    /** What to train and how. */
+    /**
+     * What to train and how.
+     *
+     * @param batchNorm batch norm between the layers, over every node of every rank ({@link GnnModel#batchNorm})
+     */
     public record Config(GnnModel.Kind kind, AggregationMode mode, int hidden, int layers, int heads, double dropout, double lr,
-            double weightDecay, long seed, Sampling sampling) {
+            double weightDecay, long seed, Sampling sampling, boolean batchNorm) {
 
-        /** Full-graph training. */
+        /** Without batch norm. */
+        public Config(GnnModel.Kind kind, AggregationMode mode, int hidden, int layers, int heads, double dropout, double lr,
+                double weightDecay, long seed, Sampling sampling) {
+            this(kind, mode, hidden, layers, heads, dropout, lr, weightDecay, seed, sampling, false);
+        }
+
+        /** Full-graph training without batch norm. */
         public Config(GnnModel.Kind kind, AggregationMode mode, int hidden, int layers, int heads, double dropout, double lr,
                 double weightDecay, long seed) {
             this(kind, mode, hidden, layers, heads, dropout, lr, weightDecay, seed, null);
@@ -57,20 +67,25 @@ public final class GnnRun implements AutoCloseable {
         }
 
         public Config withDropout(double d) {
-            return new Config(kind, mode, hidden, layers, heads, d, lr, weightDecay, seed, sampling);
+            return new Config(kind, mode, hidden, layers, heads, d, lr, weightDecay, seed, sampling, batchNorm);
         }
 
         public Config withMode(AggregationMode m) {
-            return new Config(kind, m, hidden, layers, heads, dropout, lr, weightDecay, seed, sampling);
+            return new Config(kind, m, hidden, layers, heads, dropout, lr, weightDecay, seed, sampling, batchNorm);
         }
 
         public Config withSeed(long s) {
-            return new Config(kind, mode, hidden, layers, heads, dropout, lr, weightDecay, s, sampling);
+            return new Config(kind, mode, hidden, layers, heads, dropout, lr, weightDecay, s, sampling, batchNorm);
         }
 
         /** Sampled mini-batches (null: full-graph training). */
         public Config withSampling(Sampling s) {
-            return new Config(kind, mode, hidden, layers, heads, dropout, lr, weightDecay, seed, s);
+            return new Config(kind, mode, hidden, layers, heads, dropout, lr, weightDecay, seed, s, batchNorm);
+        }
+
+        /** With or without batch norm between the layers. */
+        public Config withBatchNorm(boolean b) {
+            return new Config(kind, mode, hidden, layers, heads, dropout, lr, weightDecay, seed, sampling, b);
         }
 
         /**
@@ -100,8 +115,8 @@ public final class GnnRun implements AutoCloseable {
         public String describe() {
             String width = kind == GnnModel.Kind.GAT ? heads + "x" + (hidden / Math.max(1, heads)) : String.valueOf(hidden);
             String how = sampling == null ? mode + " aggregation" : sampling.describe() + ", " + mode + " evaluation";
-            return String.format(Locale.ROOT, "%d-layer %s (hidden %s, dropout %s), Adam lr %s weight decay %s, %s, seed %d",
-                    layers, kind, width, plain(dropout), plain(lr), plain(weightDecay), how, seed);
+            return String.format(Locale.ROOT, "%d-layer %s (hidden %s, dropout %s%s), Adam lr %s weight decay %s, %s, seed %d",
+                    layers, kind, width, plain(dropout), batchNorm ? ", batch norm" : "", plain(lr), plain(weightDecay), how, seed);
         }
 
         private static String plain(double v) {
@@ -175,6 +190,9 @@ public final class GnnRun implements AutoCloseable {
         torch.manual_seed(c.seed());
         this.model = new GnnModel(c.kind(), m.featureSize(), c.hidden(), m.numClasses(), c.layers(), c.dropout(), c.heads())
                 .dropoutSeed(c.seed());
+        if (c.batchNorm()) {
+            model.batchNorm(comm);
+        }
         AdamOptions o = new AdamOptions(c.lr());
         o.weight_decay().put(c.weightDecay());
         this.adam = new Adam(model.parameters(), o);

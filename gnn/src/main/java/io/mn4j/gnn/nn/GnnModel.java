@@ -1,5 +1,7 @@
 package io.mn4j.gnn.nn;
 
+import io.mn4j.communicator.Communicator;
+import io.mn4j.functions.MultiNodeBatchNorm;
 import io.mn4j.gnn.sampling.Block;
 import io.mn4j.gnn.shard.GraphShardManager;
 import io.mn4j.tensor.Scopes;
@@ -13,8 +15,8 @@ import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
 
 /**
- * A stack of graph layers of one kind: dropout, layer, activation, ..., dropout, last layer (raw
- * class scores). GCN and SAGE use ReLU; GAT uses ELU with {@code heads} heads in hidden
+ * A stack of graph layers of one kind: dropout, layer, [batch norm], activation, ..., dropout, last
+ * layer (raw class scores). GCN and SAGE use ReLU; GAT uses ELU with {@code heads} heads in hidden
  * layers and one head in the last (as PyG's Cora examples), and drops its attention coefficients
  * with the same probability as its inputs (the GAT paper's, PyG's {@code GATConv(dropout=p)}).
  *
@@ -38,6 +40,8 @@ public final class GnnModel extends Module {
     private final long outputs;
     private final List<Module> layers = new ArrayList<>();
     private final double dropout;
+    private final List<MultiNodeBatchNorm> norms = new ArrayList<>();
+    private final long hidden;
     private long seed;
     private long step;
 
@@ -57,6 +61,7 @@ public final class GnnModel extends Module {
             throw new IllegalArgumentException("dropout must be in [0, 1), got " + dropout);
         }
         this.dropout = dropout;
+        this.hidden = hidden;
         long width = in;
         for (int i = 0; i < layers; i++) {
             boolean last = i == layers - 1;
@@ -113,6 +118,31 @@ public final class GnnModel extends Module {
     }
 
     /**
+     * Adds batch normalisation after every layer but the last, before the activation, over every
+     * node of every rank ({@link MultiNodeBatchNorm}, as SAR trains its large-graph models): the
+     * same statistics as one process's over the whole graph. In evaluation ({@code training}
+     * false) the running statistics are used. Call it before handing the parameters to an
+     * optimizer; every rank must, on communicators of the same ranks.
+     *
+     * @throws IllegalStateException if the model has batch norm already
+     */
+    public GnnModel batchNorm(Communicator comm) {
+        if (!norms.isEmpty()) {
+            throw new IllegalStateException("this model has batch norm already");
+        }
+        torch.ScalarType type = parameters().get(0).scalar_type();
+        for (int i = 0; i < layers.size() - 1; i++) {
+            norms.add(register_module("norm" + i, new MultiNodeBatchNorm(comm, hidden, 1e-5, 0.1, true, type)));
+        }
+        return this;
+    }
+
+    /** The batch norms between the layers (none without {@link #batchNorm}). */
+    public List<MultiNodeBatchNorm> batchNorms() {
+        return List.copyOf(norms);
+    }
+
+    /**
      * Class scores of this rank's nodes, [numLocal, out]. Collective. When {@code training}, the
      * dropout masks are those of the current {@link #step()}, which then advances.
      */
@@ -153,8 +183,8 @@ public final class GnnModel extends Module {
     }
 
     /**
-     * Dropout (of the rows whose ids {@code ids} gives for layer i), layer i, activation, for
-     * every layer; the last without activation.
+     * Dropout (of the rows whose ids {@code ids} gives for layer i), layer i, batch norm,
+     * activation, for every layer; the last without batch norm and activation.
      */
     private Tensor stack(Tensor x, boolean training, IntFunction<long[]> ids, Layer layer) {
         long current = step;
@@ -170,6 +200,9 @@ public final class GnnModel extends Module {
                 DropoutKey key = training ? DropoutKey.of(seed, current, 2 * i) : null;
                 h = layer.apply(i, Dropout.apply(h, dropout, key, key == null || dropout == 0 ? null : ids.apply(i)), key);
                 if (i < layers.size() - 1) {
+                    if (!norms.isEmpty()) {
+                        h = normalise(norms.get(i), h, training);
+                    }
                     // ELU in place: autograd then keeps its output (the next layer's input, kept anyway)
                     // instead of its input as well. ReLU keeps its output either way.
                     h = kind == Kind.GAT ? torch.elu_(h) : torch.relu(h);
@@ -177,5 +210,13 @@ public final class GnnModel extends Module {
             }
             return Scopes.escape(scope, outer, h);
         }
+    }
+
+    /** {@code norm} in training or evaluation mode as the forward pass is. */
+    private static Tensor normalise(MultiNodeBatchNorm norm, Tensor h, boolean training) {
+        if (norm.is_training() != training) {
+            norm.train(training);
+        }
+        return norm.forward(h);
     }
 }

@@ -39,7 +39,7 @@ import org.bytedeco.pytorch.global.torch;
  * whole graph in one process (dense matrices, plain autograd): outputs, input gradients and
  * parameter gradients (summed over ranks), in every mode; GAT also with attention dropout (the
  * dense formula with the masks {@link DropoutKey} and {@link KeepMask} define). Whole models with
- * dropout and other node ids in {@link ModelChecks}.
+ * dropout, batch norm and other node ids in {@link ModelChecks}.
  */
 public class GnnLayerSuite implements ScenarioSuite {
     private static final int N = 41, IN = 6, HEADS = 2, CH = 3;
@@ -93,10 +93,14 @@ public class GnnLayerSuite implements ScenarioSuite {
         for (GnnModel.Kind kind : GnnModel.Kind.values()) {
             for (AggregationMode mode : Modes.exact()) {
                 s.put("3-layer " + kind + " model " + mode, (c, check) -> model(c, check, kind, mode, 1));
+                s.put("3-layer " + kind + " model " + mode + " with batch norm: forward, gradients, running statistics, evaluation",
+                        (c, check) -> ModelChecks.batchNorm(c, check, g(c), graph(c, mode), kind, 1));
             }
             // Parameters and inputs unchanged, so last epoch's rows and gradients are this epoch's.
             s.put("3-layer " + kind + " model PIPELINED, three epochs with the same parameters",
                     (c, check) -> model(c, check, kind, AggregationMode.PIPELINED, 3));
+            s.put("3-layer " + kind + " model PIPELINED with batch norm, three epochs with the same parameters",
+                    (c, check) -> ModelChecks.batchNorm(c, check, g(c), graph(c, AggregationMode.PIPELINED), kind, 3));
         }
         return s;
     }
