@@ -22,18 +22,22 @@ public final class DropoutKey {
         this.base = CounterHash.key(seed, step, site);
     }
 
+    /** The key of dropout {@code site} at training step {@code step} of the run seeded {@code seed}. */
     public static DropoutKey of(long seed, long step, int site) {
         return new DropoutKey(seed, step, site);
     }
 
+    /** The run's seed. */
     public long seed() {
         return seed;
     }
 
+    /** The training step (forward pass) the masks are drawn for. */
     public long step() {
         return step;
     }
 
+    /** Which dropout of the model. */
     public int site() {
         return site;
     }

@@ -85,7 +85,7 @@ public class GnnTrainingSuite implements ScenarioSuite {
                 (c, check) -> coraAccuracy(c, check, SAGE_SAMPLED, 0, 0.78));
         s.put("SAGE with sampled mini-batches: ranks without training nodes take part without hanging, the loss falls", (c, check) -> {
             List<EpochStats> epochs = train(c, TrainingData.noTrain(c.size()), small(GnnModel.Kind.SAGE, AggregationMode.SAR)
-                    .withSampling(new GnnRun.Sampling(new int[] {4, 4}, 8)), EDGE_CASE_EPOCHS);
+                    .withDropout(0).withSampling(new GnnRun.Sampling(new int[] {4, 4}, 8)), EDGE_CASE_EPOCHS);
             check.isTrue("losses are finite and fall", epochs.stream().allMatch(e -> Double.isFinite(e.trainLoss()))
                     && last(epochs).trainLoss() < epochs.get(0).trainLoss(), "losses " + losses(epochs));
         });
@@ -108,7 +108,9 @@ public class GnnTrainingSuite implements ScenarioSuite {
             s.put(kind + " PIPELINED: partitions without edges between them train as one process",
                     (c, check) -> matchesOneProcess(c, check, TrainingData::isolated, small(kind, AggregationMode.PIPELINED)));
             s.put(kind + " PIPELINED: ranks without training nodes train without hanging, the loss falls", (c, check) -> {
-                List<EpochStats> epochs = train(c, TrainingData.noTrain(c.size()), small(kind, AggregationMode.PIPELINED), EDGE_CASE_EPOCHS);
+                // Without dropout, whose noise could hide in 5 epochs whether the loss falls.
+                List<EpochStats> epochs = train(c, TrainingData.noTrain(c.size()), small(kind, AggregationMode.PIPELINED).withDropout(0),
+                        EDGE_CASE_EPOCHS);
                 check.isTrue("losses are finite and fall", epochs.stream().allMatch(e -> Double.isFinite(e.trainLoss()))
                         && last(epochs).trainLoss() < epochs.get(0).trainLoss(), "losses " + losses(epochs));
             });

@@ -28,8 +28,8 @@ class GnnTrainingTest {
     Stream<DynamicNode> training() throws IOException {
         TrainingData.prepare(2, 3, 4);
         List<DynamicNode> nodes = new ArrayList<>();
-        nodes.addAll(MpiSuiteTests.forRanks(GnnTrainingSuite.class, 900, GnnTrainingSuite.MALLOC_ENV, 1).toList());
-        nodes.addAll(MpiSuiteTests.forRanks(GnnGatTrainingSuite.class, 1200, GnnTrainingSuite.MALLOC_ENV, 2, 3, 4).toList());
+        nodes.addAll(MpiSuiteTests.forRanks(GnnTrainingSuite.class, 1800, GnnTrainingSuite.MALLOC_ENV, 1).toList());
+        nodes.addAll(MpiSuiteTests.forRanks(GnnGatTrainingSuite.class, 1800, GnnTrainingSuite.MALLOC_ENV, 2, 3, 4).toList());
         for (String kind : new String[] {"gcn", "gat"}) {
             for (AggregationMode mode : Modes.exact()) {
                 nodes.add(DynamicTest.dynamicTest(kind.toUpperCase(java.util.Locale.ROOT) + " " + mode
