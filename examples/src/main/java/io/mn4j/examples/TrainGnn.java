@@ -138,8 +138,11 @@ public final class TrainGnn implements Callable<Integer> {
     @Option(names = "--heads", paramLabel = "H", description = "GAT: attention heads of the hidden layers (default: ${DEFAULT-VALUE}).")
     int heads = 8;
 
-    @Option(names = "--dropout", paramLabel = "P", description = "Dropout before every layer (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--dropout", paramLabel = "P", description = "Dropout before every layer, and of GAT's attention coefficients (default: ${DEFAULT-VALUE}).")
     double dropout = 0.5;
+
+    @Option(names = "--batch-norm", description = "Batch norm between the layers, over the nodes of all ranks (as SAR trains large graphs).")
+    boolean batchNorm;
 
     @Option(names = "--lr", paramLabel = "RATE", description = "Adam's learning rate (default: ${DEFAULT-VALUE}).")
     double lr = 0.01;
@@ -225,7 +228,7 @@ public final class TrainGnn implements Callable<Integer> {
             } else if (spec.commandLine().getParseResult().hasMatchedOption("--batch-size")) {
                 throw new IllegalArgumentException("--batch-size applies to sampled mini-batches: add --fanouts");
             }
-            GnnRun.Config c = new GnnRun.Config(kind, aggregation, hidden, layers, heads, dropout, lr, weightDecay, seed, sampling);
+            GnnRun.Config c = new GnnRun.Config(kind, aggregation, hidden, layers, heads, dropout, lr, weightDecay, seed, sampling, batchNorm);
             c.validate();
             return c;
         } catch (IllegalArgumentException e) {

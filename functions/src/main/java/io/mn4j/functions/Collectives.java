@@ -144,7 +144,7 @@ final class Collectives {
                 .outputs().get(0);
     }
 
-    static List<Tensor> gather(Communicator comm, Tensor x, int root) {
+    static Gathered gather(Communicator comm, Tensor x, int root) {
         requireTensor("gather", x);
         boolean isRoot = comm.rank() == root;
         CommState state = CommState.of(comm);
@@ -155,13 +155,13 @@ final class Collectives {
         String name = "gather#" + id;
         if (!isRoot) {
             if (!Gradients.differentiable(x)) {
-                return new ArrayList<>(List.of(torch.zeros(new long[0])));
+                return Gathered.elsewhere(comm.rank(), root, torch.zeros(new long[0]));
             }
             int gradTag = state.collectiveSendGradient(root);
             Backward backward = grads -> Collections.singletonList(
                     Gradients.receivedGradient(comm.recv(root, gradTag), shape, name));
-            return new ArrayList<>(List.of(connectCollective(name, Collections.singletonList(x), ys, backward,
-                    Schedule.NATURAL, comm).delegate()));
+            return Gathered.elsewhere(comm.rank(), root, connectCollective(name, Collections.singletonList(x), ys, backward,
+                    Schedule.NATURAL, comm).delegate());
         }
         int n = ys.size();
         int[] gradTo = new int[n];
@@ -173,7 +173,7 @@ final class Collectives {
             }
         }
         if (ys.stream().noneMatch(Gradients::differentiable)) {
-            return ys;
+            return Gathered.atRoot(root, ys);
         }
         torch.ScalarType[] dtypes = dtypes(ys);
         Backward backward = grads -> {
@@ -185,7 +185,8 @@ final class Collectives {
             }
             return Collections.singletonList(floats[root] ? grads.get(root) : null);
         };
-        return connectCollective(name, Collections.singletonList(x), ys, backward, Schedule.EAGER, comm).outputs();
+        return Gathered.atRoot(root, connectCollective(name, Collections.singletonList(x), ys, backward, Schedule.EAGER, comm)
+                .outputs());
     }
 
     static Tensor scatter(Communicator comm, List<Tensor> xsOrNull, int root) {

@@ -145,13 +145,14 @@ public final class Functions {
     }
 
     /**
-     * Gathers every rank's {@code x} at the root. The root returns them in rank order; other
-     * ranks return a list holding one delegate (call backward on it or chain it; a rank whose
-     * {@code x} is not floating point gets a 0-dim tensor that needs no backward). Backward: the
+     * Gathers every rank's {@code x} at the root: the root's result holds them in rank order
+     * ({@link Gathered#values()}), every other rank's a delegate ({@link Gathered#delegate()}:
+     * call backward on it or chain it; a rank whose {@code x} is not floating point gets a 0-dim
+     * tensor that needs no backward). Each accessor throws where the other applies. Backward: the
      * root sends the gradient of every floating-point part back to its rank, point to point, so
      * dtypes may differ per rank.
      */
-    public static List<Tensor> gather(Communicator comm, Tensor x, int root) {
+    public static Gathered gather(Communicator comm, Tensor x, int root) {
         return Collectives.gather(comm, x, root);
     }
 

@@ -37,10 +37,13 @@ final class Gradients {
         return out;
     }
 
-    /** A received gradient, or null when the peer sent the zero-gradient marker. */
+    /**
+     * A received gradient, or null when the peer sent the zero-gradient marker; for a tensor
+     * without elements, a gradient without elements of its shape (as PyTorch gives), never null.
+     */
     static Tensor receivedGradient(Tensor g, long[] expectedShape, String context) {
         if (g.numel() == 0) {
-            return null;
+            return Arrays.stream(expectedShape).anyMatch(d -> d == 0) ? g.view(expectedShape) : null;
         }
         if (!Tensors.hasShape(g, expectedShape)) {
             throw new CommunicationException(context + ": received a gradient of shape "

@@ -16,8 +16,8 @@ import java.util.Map;
 /**
  * Checkpoints of {@code TrainGnn}, every N epochs: the model and Adam (replicated: every rank holds
  * the same, rank 0 keeps them), and on every rank its trainer's epoch count (mini-batch shuffles
- * and samples are drawn from the seed and the epoch), its random generator (dropout) and the epochs'
- * reports. The identity a resume must match: the configuration, the pipeline's settings and the
+ * and samples are drawn from the seed and the epoch), the model's step (dropout masks are drawn per
+ * step), its random generator and the epochs' reports. The identity a resume must match: the configuration, the pipeline's settings and the
  * partitioning (method, node ranges, edge cut), so a checkpoint of another partitioning is refused.
  *
  * <p>PIPELINED mode keeps state across epochs (the partners' stale rows and gradients, the
@@ -27,8 +27,8 @@ import java.util.Map;
  * with the same {@code --checkpoint-every} computes, bitwise with staleness 1.
  */
 public final class GnnCheckpoints {
-    /** One rank's saved position: the epochs done and their reports. */
-    public record Progress(int epochs, List<GnnEpoch> reports) {
+    /** One rank's saved position: the epochs done, the model's dropout step and the epochs' reports. */
+    public record Progress(int epochs, long dropoutStep, List<GnnEpoch> reports) {
     }
 
     private final Checkpointer checkpointer;
@@ -77,6 +77,7 @@ public final class GnnCheckpoints {
             r.replicatedOptimizer("adam", run.optimizer());
             Progress p = r.value("progress", Progress.class);
             run.trainer().resumeAfter(p.epochs());
+            run.model().step(p.dropoutStep()); // the masks are drawn per step: resume them where the run was
             return p.reports();
         }
     }
@@ -87,7 +88,7 @@ public final class GnnCheckpoints {
             return;
         }
         Checkpointer.Saved s = checkpointer.save(epoch, w -> w.replicatedModule("model", run.model())
-                .replicatedOptimizer("adam", run.optimizer()).value("progress", new Progress(run.trainer().epochsDone(), reports)));
+                .replicatedOptimizer("adam", run.optimizer()).value("progress", new Progress(run.trainer().epochsDone(), run.model().step(), reports)));
         if (run.graph().mode() == AggregationMode.PIPELINED) {
             run.graph().mode(AggregationMode.PIPELINED);
         }

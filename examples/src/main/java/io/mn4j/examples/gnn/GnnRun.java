@@ -33,11 +33,21 @@ import org.bytedeco.pytorch.global.torch;
  * or taken out of it by the library.
  */
 public final class GnnRun implements AutoCloseable {
-    /** What to train and how. */
+    /**
+     * What to train and how.
+     *
+     * @param batchNorm batch norm between the layers, over every node of every rank ({@link GnnModel#batchNorm})
+     */
     public record Config(GnnModel.Kind kind, AggregationMode mode, int hidden, int layers, int heads, double dropout, double lr,
-            double weightDecay, long seed, Sampling sampling) {
+            double weightDecay, long seed, Sampling sampling, boolean batchNorm) {
 
-        /** Full-graph training. */
+        /** Without batch norm. */
+        public Config(GnnModel.Kind kind, AggregationMode mode, int hidden, int layers, int heads, double dropout, double lr,
+                double weightDecay, long seed, Sampling sampling) {
+            this(kind, mode, hidden, layers, heads, dropout, lr, weightDecay, seed, sampling, false);
+        }
+
+        /** Full-graph training without batch norm. */
         public Config(GnnModel.Kind kind, AggregationMode mode, int hidden, int layers, int heads, double dropout, double lr,
                 double weightDecay, long seed) {
             this(kind, mode, hidden, layers, heads, dropout, lr, weightDecay, seed, null);
@@ -49,25 +59,33 @@ public final class GnnRun implements AutoCloseable {
         }
 
         /**
-         * Veličković et al.'s Cora GAT: 8 heads of 8 hidden units, ELU, dropout 0.6, lr 0.005, weight
-         * decay 5e-4 — except that dropout 0.6 applies to each layer's input features only: unlike
-         * the paper (and PyG's {@code GATConv(dropout=0.6)}), the attention coefficients get none.
+         * Veličković et al.'s Cora GAT: 8 heads of 8 hidden units, ELU, dropout 0.6 of each layer's
+         * input and of the attention coefficients, lr 0.005, weight decay 5e-4.
          */
         public static Config gatCora(AggregationMode mode, long seed) {
             return new Config(GnnModel.Kind.GAT, mode, 64, 2, 8, 0.6, 0.005, 5e-4, seed);
         }
 
         public Config withDropout(double d) {
-            return new Config(kind, mode, hidden, layers, heads, d, lr, weightDecay, seed, sampling);
+            return new Config(kind, mode, hidden, layers, heads, d, lr, weightDecay, seed, sampling, batchNorm);
         }
 
         public Config withMode(AggregationMode m) {
-            return new Config(kind, m, hidden, layers, heads, dropout, lr, weightDecay, seed, sampling);
+            return new Config(kind, m, hidden, layers, heads, dropout, lr, weightDecay, seed, sampling, batchNorm);
+        }
+
+        public Config withSeed(long s) {
+            return new Config(kind, mode, hidden, layers, heads, dropout, lr, weightDecay, s, sampling, batchNorm);
         }
 
         /** Sampled mini-batches (null: full-graph training). */
         public Config withSampling(Sampling s) {
-            return new Config(kind, mode, hidden, layers, heads, dropout, lr, weightDecay, seed, s);
+            return new Config(kind, mode, hidden, layers, heads, dropout, lr, weightDecay, seed, s, batchNorm);
+        }
+
+        /** With or without batch norm between the layers. */
+        public Config withBatchNorm(boolean b) {
+            return new Config(kind, mode, hidden, layers, heads, dropout, lr, weightDecay, seed, sampling, b);
         }
 
         /**
@@ -79,6 +97,9 @@ public final class GnnRun implements AutoCloseable {
             atLeastOne("--layers", layers);
             atLeastOne("--hidden", hidden);
             atLeastOne("--heads", heads);
+            if (!(dropout >= 0 && dropout < 1)) {
+                throw new IllegalArgumentException("--dropout must be in [0, 1), got " + dropout);
+            }
             if (kind == GnnModel.Kind.GAT && hidden % heads != 0) {
                 throw new IllegalArgumentException("GAT: the hidden width " + hidden + " is not a multiple of " + heads + " heads");
             }
@@ -100,8 +121,8 @@ public final class GnnRun implements AutoCloseable {
         public String describe() {
             String width = kind == GnnModel.Kind.GAT ? heads + "x" + (hidden / Math.max(1, heads)) : String.valueOf(hidden);
             String how = sampling == null ? mode + " aggregation" : sampling.describe() + ", " + mode + " evaluation";
-            return String.format(Locale.ROOT, "%d-layer %s (hidden %s, dropout %s), Adam lr %s weight decay %s, %s, seed %d",
-                    layers, kind, width, plain(dropout), plain(lr), plain(weightDecay), how, seed);
+            return String.format(Locale.ROOT, "%d-layer %s (hidden %s, dropout %s%s), Adam lr %s weight decay %s, %s, seed %d",
+                    layers, kind, width, plain(dropout), batchNorm ? ", batch norm" : "", plain(lr), plain(weightDecay), how, seed);
         }
 
         private static String plain(double v) {
@@ -169,12 +190,15 @@ public final class GnnRun implements AutoCloseable {
         this.comm = comm;
         this.config = c;
         this.part = part;
-        this.graph = GraphShardManager.build(comm, part).mode(c.mode());
-        // Parameters start from the seed whatever the number of ranks (the trainer also broadcasts
-        // rank 0's); dropout masks then come from a stream of each rank's own.
+        // Dropout keyed by the original graph's node ids: the same masks however the graph was cut.
+        this.graph = GraphShardManager.build(comm, part).mode(c.mode()).nodeIds(part.originalIds());
+        // Parameters start from the seed whatever the number of ranks (the trainer also broadcasts rank 0's).
         torch.manual_seed(c.seed());
-        this.model = new GnnModel(c.kind(), m.featureSize(), c.hidden(), m.numClasses(), c.layers(), c.dropout(), c.heads());
-        torch.manual_seed(c.seed() * 7919 + 1 + comm.rank());
+        this.model = new GnnModel(c.kind(), m.featureSize(), c.hidden(), m.numClasses(), c.layers(), c.dropout(), c.heads())
+                .dropoutSeed(c.seed());
+        if (c.batchNorm()) {
+            model.batchNorm(comm);
+        }
         AdamOptions o = new AdamOptions(c.lr());
         o.weight_decay().put(c.weightDecay());
         this.adam = new Adam(model.parameters(), o);

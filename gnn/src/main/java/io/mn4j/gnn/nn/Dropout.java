@@ -1,103 +1,128 @@
 package io.mn4j.gnn.nn;
 
+import io.mn4j.gnn.graph.Csr;
+import io.mn4j.gnn.random.KeepMask;
+import io.mn4j.gnn.shard.EdgeEnds;
 import io.mn4j.tensor.Tensors;
-import java.util.SplittableRandom;
 import java.util.stream.IntStream;
 import org.bytedeco.javacpp.DoublePointer;
 import org.bytedeco.javacpp.FloatPointer;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
-import org.bytedeco.pytorch.TensorOptions;
-import org.bytedeco.pytorch.global.torch;
 import org.bytedeco.pytorch.global.torch.ScalarType;
 
 /**
- * Inverted dropout, {@code x * mask} with {@code mask} 0 with probability {@code p} and
- * {@code 1/(1-p)} otherwise, differentiable in {@code x} (the mask is a constant).
+ * Inverted dropout whose masks are functions of what they apply to: element j of row i is
+ * decided by the {@link DropoutKey} (seed, step, site), the id of the node (or edge) row i stands
+ * for and j alone ({@link KeepMask}), so any number of ranks, holding the rows in any order,
+ * drops exactly what one process drops. Differentiable in {@code x} (the mask is a constant).
  *
- * <p>Not {@code torch.dropout}: this LibTorch build draws the mask serially (about 190 ms on Cora's
- * features against 10 ms here), so the mask is drawn in Java, in fixed-size chunks from one seed
- * of LibTorch's generator: {@code torch.manual_seed} makes runs reproducible whatever the number
- * of threads. Keep probabilities are resolved to 2^-24.
+ * <p>Not {@code torch.dropout}: its mask depends on a generator's state (and this LibTorch build
+ * draws it serially, about 190 ms on Cora's features against 10 ms here). Rows are filled in
+ * parallel chunks; keep probabilities are resolved to 2^-24.
  */
 public final class Dropout {
+    /** Elements per parallel chunk (whole rows; at least one row). */
     private static final int CHUNK = 1 << 16;
-    /** Per-thread staging buffers (one chunk, rounded up to an even length): no garbage per call. */
-    private static final ThreadLocal<float[]> FLOATS = ThreadLocal.withInitial(() -> new float[CHUNK]);
-    private static final ThreadLocal<double[]> DOUBLES = ThreadLocal.withInitial(() -> new double[CHUNK]);
+    /** Per-thread staging buffers, grown to the largest chunk seen: no garbage per call. */
+    private static final ThreadLocal<float[][]> FLOATS = ThreadLocal.withInitial(() -> new float[][] {new float[CHUNK]});
+    private static final ThreadLocal<double[][]> DOUBLES = ThreadLocal.withInitial(() -> new double[][] {new double[CHUNK]});
 
     private Dropout() {
     }
 
-    /** {@code x} unchanged when not training or {@code p == 0}; zeros when {@code p == 1}; else {@code x * mask}. */
-    public static Tensor apply(Tensor x, double p, boolean training) {
-        if (p < 0 || p > 1) {
+    /**
+     * {@code x} unchanged when {@code key} is null (not training), {@code p == 0} or {@code x} is
+     * empty; zeros when {@code p == 1}; else {@code x * mask}, row i's mask that of node {@code ids[i]}.
+     *
+     * @param x   [n, f], floating point
+     * @param ids n node ids in the numbering masks are keyed by (the same on every rank)
+     * @throws IllegalArgumentException unless 0 ≤ p ≤ 1, x is floating point and 2-D, and ids has n entries
+     */
+    public static Tensor apply(Tensor x, double p, DropoutKey key, long[] ids) {
+        if (!(p >= 0 && p <= 1)) {
             throw new IllegalArgumentException("dropout probability must be in [0, 1], got " + p);
         }
-        if (!training || p == 0 || x.numel() == 0) {
+        if (key == null || p == 0 || x.numel() == 0) {
             return x;
         }
         if (p == 1) {
             return x.mul(new Scalar(0.0));
         }
-        return x.mul(mask(x, p));
+        return x.mul(nodeMask(x, p, key, ids));
     }
 
-    /** A contiguous mask shaped like {@code x} (float32 or float64 as x): 0 with probability p, else 1/(1-p). */
-    static Tensor mask(Tensor x, double p) {
-        if (!x.is_floating_point()) {
-            throw new IllegalArgumentException("dropout needs a floating point tensor, got " + Tensors.type(x));
+    /** The mask {@link #apply} multiplies by: contiguous, float32 or float64 as {@code x}. */
+    static Tensor nodeMask(Tensor x, double p, DropoutKey key, long[] ids) {
+        if (!x.is_floating_point() || x.dim() != 2) {
+            throw new IllegalArgumentException("dropout needs a 2-D floating point tensor, got " + Tensors.describe(x));
         }
-        long seed = torch.randint(Long.MAX_VALUE, new long[] {1}, new TensorOptions(ScalarType.Long)).item_long();
-        long n = x.numel();
-        boolean dbl = Tensors.type(x) == ScalarType.Double;
-        Tensor m = Tensors.empty(dbl ? ScalarType.Double : ScalarType.Float, Tensors.shape(x));
-        int threshold = (int) Math.round((1 - p) * (1 << 24));
-        double keep = 1 / (1 - p);
-        long chunks = (n + CHUNK - 1) / CHUNK;
-        if (chunks > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException("tensor too large for dropout: " + n + " elements");
+        if (ids.length != x.size(0)) {
+            throw new IllegalArgumentException("dropout of " + x.size(0) + " rows was given " + ids.length + " node ids");
         }
-        FloatPointer fp = dbl ? null : new FloatPointer(m.data_ptr());
-        DoublePointer dp = dbl ? new DoublePointer(m.data_ptr()) : null;
-        IntStream.range(0, (int) chunks).parallel().forEach(c -> {
-            long first = (long) c * CHUNK;
-            int len = (int) Math.min(CHUNK, n - first);
-            SplittableRandom r = new SplittableRandom(mix(seed, c));
-            if (dbl) {
-                double[] buf = DOUBLES.get();
-                for (int i = 0; i < len; i += 2) {
-                    long bits = r.nextLong();
-                    buf[i] = keep * kept((int) bits, threshold);
-                    buf[i + 1] = keep * kept((int) (bits >>> 32), threshold);
-                }
-                new DoublePointer(dp).position(first).put(buf, 0, len);
-            } else {
-                float[] buf = FLOATS.get();
-                float k = (float) keep;
-                for (int i = 0; i < len; i += 2) {
-                    long bits = r.nextLong();
-                    buf[i] = k * kept((int) bits, threshold);
-                    buf[i + 1] = k * kept((int) (bits >>> 32), threshold);
-                }
-                new FloatPointer(fp).position(first).put(buf, 0, len);
-            }
-        });
-        return m;
+        KeepMask keep = new KeepMask(p);
+        return rows(Tensors.type(x), ids.length, (int) x.size(1), i -> key.node(ids[i]), keep);
     }
 
     /**
-     * 1 if the low 24 bits of {@code bits} are below {@code threshold}, else 0, without a branch:
-     * the outcome is random, so a branch would be mispredicted half the time (4x slower).
+     * The attention dropout mask of a step's edges, [edges, heads] (float32 or float64 as
+     * {@code type}): edge (v, u)'s row is decided by {@code key.edge(id of v, id of u)}, so an
+     * edge gets the same heads dropped whichever rank and step hold it.
      */
-    private static int kept(int bits, int threshold) {
-        return ((bits & 0xFFFFFF) - threshold) >>> 31;
+    public static Tensor edgeMask(ScalarType type, Csr edges, EdgeEnds ends, int heads, DropoutKey key, KeepMask keep) {
+        long[] rowptr = edges.rowptrArray();
+        long[] col = Tensors.toLongArray(edges.col());
+        long[] edgeKeys = new long[col.length];
+        for (int r = 0; r + 1 < rowptr.length; r++) {
+            long v = ends.dst(r);
+            for (int e = (int) rowptr[r]; e < rowptr[r + 1]; e++) {
+                edgeKeys[e] = key.edge(v, ends.src(col[e]));
+            }
+        }
+        return rows(type, col.length, heads, i -> edgeKeys[i], keep);
     }
 
-    private static long mix(long seed, long chunk) {
-        long z = seed + chunk * 0x9E3779B97F4A7C15L;
-        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
-        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
-        return z ^ (z >>> 31);
+    private interface RowKey {
+        long of(int row);
+    }
+
+    /** A [rows, width] mask, row i's elements {@code keep.fill(rowKey.of(i), ...)}, filled in parallel chunks of whole rows. */
+    private static Tensor rows(ScalarType type, int rows, int width, RowKey rowKey, KeepMask keep) {
+        boolean dbl = type == ScalarType.Double;
+        Tensor m = Tensors.empty(dbl ? ScalarType.Double : ScalarType.Float, rows, width);
+        if (rows == 0 || width == 0) {
+            return m;
+        }
+        int rowsPerChunk = Math.max(1, CHUNK / width);
+        int chunks = (rows + rowsPerChunk - 1) / rowsPerChunk;
+        FloatPointer fp = dbl ? null : new FloatPointer(m.data_ptr());
+        DoublePointer dp = dbl ? new DoublePointer(m.data_ptr()) : null;
+        IntStream.range(0, chunks).parallel().forEach(c -> {
+            int first = c * rowsPerChunk;
+            int last = Math.min(rows, first + rowsPerChunk);
+            int len = (last - first) * width;
+            if (dbl) {
+                double[][] held = DOUBLES.get();
+                if (held[0].length < len) {
+                    held[0] = new double[len];
+                }
+                double[] buf = held[0];
+                for (int i = first; i < last; i++) {
+                    keep.fill(rowKey.of(i), buf, (i - first) * width, width);
+                }
+                new DoublePointer(dp).position((long) first * width).put(buf, 0, len);
+            } else {
+                float[][] held = FLOATS.get();
+                if (held[0].length < len) {
+                    held[0] = new float[len];
+                }
+                float[] buf = held[0];
+                for (int i = first; i < last; i++) {
+                    keep.fill(rowKey.of(i), buf, (i - first) * width, width);
+                }
+                new FloatPointer(fp).position((long) first * width).put(buf, 0, len);
+            }
+        });
+        return m;
     }
 }

@@ -1,6 +1,8 @@
 package io.mn4j.gnn.nn;
 
 import io.mn4j.gnn.graph.Csr;
+import io.mn4j.gnn.random.KeepMask;
+import io.mn4j.gnn.shard.EdgeEnds;
 import io.mn4j.gnn.shard.ShardOperator;
 import java.util.Arrays;
 import java.util.List;
@@ -26,6 +28,11 @@ import org.bytedeco.pytorch.global.torch;
  * of the rows per head, and in the rematerialized backward the rows' gradient is sparse and in the
  * rows' own layout, so a step costs what its edges cost (see {@link #weightedSum} for the other
  * modes).
+ *
+ * <p>Attention dropout (the paper's, PyG's {@code GATConv(dropout=p)}): the normalised
+ * coefficients {@code α_uv} are dropped in the weighted sum only, not in the softmax's sum, each
+ * edge's heads by a mask keyed by its ends' ids ({@link Dropout#edgeMask}), so every mode and
+ * every rank count, and SAR's rematerialized backward, drop the same coefficients.
  */
 final class GraphAttention implements ShardOperator {
     /** Stands for −∞ in running maxima (finite, so that merging two empty states stays 0, not NaN). */
@@ -36,13 +43,41 @@ final class GraphAttention implements ShardOperator {
     private final Tensor attSrc;
     private final Tensor attDst;
     private final double slope;
+    /** The dropout of this forward's coefficients, or null for none. */
+    private final DropoutKey dropKey;
+    private final KeepMask keep;
 
     GraphAttention(int heads, int channels, Tensor attSrc, Tensor attDst, double slope) {
+        this(heads, channels, attSrc, attDst, slope, null, null);
+    }
+
+    private GraphAttention(int heads, int channels, Tensor attSrc, Tensor attDst, double slope, DropoutKey dropKey, KeepMask keep) {
         this.heads = heads;
         this.channels = channels;
         this.attSrc = attSrc;
         this.attDst = attDst;
         this.slope = slope;
+        this.dropKey = dropKey;
+        this.keep = keep;
+    }
+
+    /** This attention with its coefficients dropped with probability {@code p} by masks of {@code key} (none for a null key or p 0). */
+    GraphAttention dropping(DropoutKey key, double p) {
+        if (key == null || p == 0) {
+            return this;
+        }
+        if (!(p > 0 && p < 1)) {
+            throw new IllegalArgumentException("attention dropout must be in [0, 1), got " + p);
+        }
+        return new GraphAttention(heads, channels, attSrc, attDst, slope, key, new KeepMask(p));
+    }
+
+    /** {@code w}, or w times the step's attention dropout mask. */
+    private Tensor dropped(Tensor w, Csr edges, EdgeEnds ends) {
+        if (dropKey == null || edges.nnz() == 0) {
+            return w;
+        }
+        return w.mul(Dropout.edgeMask(w.scalar_type(), edges, ends, heads, dropKey, keep));
     }
 
     /**
@@ -110,7 +145,7 @@ final class GraphAttention implements ShardOperator {
     }
 
     @Override
-    public List<Tensor> shard(Csr edges, Tensor dst, List<Tensor> sources) {
+    public List<Tensor> shard(Csr edges, EdgeEnds ends, Tensor dst, List<Tensor> sources) {
         long n = edges.numRows();
         Tensor row = edges.rowIndex();
         Tensor e = scores(edges, dst, sources, row);
@@ -119,7 +154,7 @@ final class GraphAttention implements ShardOperator {
         Tensor p = e.sub(m.index_select(0, row)).exp();
         Tensor s = torch.zeros(new long[] {n, heads}, dst.options()).index_add(0, row, p);
         // Node-major, as the state is merged and finished row by row.
-        Tensor o = weightedSum(edges, sources, p, false).contiguous();
+        Tensor o = weightedSum(edges, sources, dropped(p, edges, ends), false).contiguous();
         return List.of(m, s, o);
     }
 
@@ -140,16 +175,18 @@ final class GraphAttention implements ShardOperator {
     }
 
     /**
-     * With M, S the final max and sum (constants), α = exp(e − M)/S and D_v = g_v·out_v:
-     * {@code Σ_v g_v·Σ_u α_uv h_u − Σ_v D_v·Σ_u α_uv}, whose gradient is the shard's exact share.
+     * With M, S the final max and sum (constants), α = exp(e − M)/S, the dropout mask K and
+     * D_v = g_v·out_v: {@code Σ_v g_v·Σ_u K_uv α_uv h_u − Σ_v D_v·Σ_u α_uv}, whose gradient is the
+     * shard's exact share (∂out_v/∂e_uv = α_uv (K_uv h_u − out_v)).
      */
     @Override
-    public Tensor surrogate(Csr edges, Tensor dst, List<Tensor> sources, Tensor gradOut, List<Tensor> finalState, Tensor out) {
+    public Tensor surrogate(Csr edges, EdgeEnds ends, Tensor dst, List<Tensor> sources, Tensor gradOut, List<Tensor> finalState,
+            Tensor out) {
         Tensor row = edges.rowIndex();
         Tensor e = scores(edges, dst, sources, row);
         Tensor alpha = e.sub(finalState.get(0).index_select(0, row)).exp().div(finalState.get(1).index_select(0, row));
         Tensor g3 = gradOut.view(-1, heads, channels);
-        Tensor partial = weightedSum(edges, sources, alpha, true);
+        Tensor partial = weightedSum(edges, sources, dropped(alpha, edges, ends), true);
         Tensor d = g3.mul(out.view(-1, heads, channels)).sum(new long[] {-1}, false, new ScalarTypeOptional());
         Tensor alphaSum = torch.zeros(new long[] {edges.numRows(), heads}, dst.options()).index_add(0, row, alpha);
         return g3.mul(partial).sum().sub(d.mul(alphaSum).sum());

@@ -7,10 +7,12 @@ import io.mn4j.gnn.graph.Csr;
 import io.mn4j.gnn.partition.PartitionData;
 import io.mn4j.gnn.partition.PartitionMetadata;
 import io.mn4j.tensor.Scopes;
+import io.mn4j.tensor.Tensors;
 import java.util.Arrays;
 import java.util.function.Supplier;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.global.torch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,6 +49,8 @@ public final class GraphShardManager implements AutoCloseable {
     private Aggregator aggregator;
     /** PIPELINED mode's settings, epochs and exchanges; a new one whenever the mode, smoothing or staleness is set. */
     private Pipeline pipeline;
+    /** The ids random choices are keyed by: the graph's numbering until {@link #nodeIds(Tensor)} sets others. */
+    private NodeNumbering numbering;
 
     /**
      * Builds the shards of this rank. Collective over {@code world}.
@@ -113,8 +117,8 @@ public final class GraphShardManager implements AutoCloseable {
         this.weights = new EdgeWeights(layout);
         this.steps = new ShardSteps(layout.numLocal());
         this.ring = new Ring(layout);
-        Supplier<Pipeline> currentPipeline = () -> pipeline;
-        this.resources = new ShardResources(layout, weights, steps, ring, bridges, currentPipeline, this);
+        this.numbering = NodeNumbering.ofGraph(layout);
+        this.resources = new ShardResources(layout, weights, steps, ring, bridges, () -> pipeline, () -> numbering, this);
         this.aggregator = mode.aggregator(resources);
     }
 
@@ -181,6 +185,33 @@ public final class GraphShardManager implements AutoCloseable {
         }
         restartPipeline(pipeline.smoothing(), epochs);
         return this;
+    }
+
+    /**
+     * Sets the ids that random choices over nodes and edges are keyed by (dropout masks, attention
+     * dropout): {@code ids[i]} for local node i. Give the original graph's ids (the partition's
+     * {@code originalIds()}) and every way of cutting the graph, on any number of ranks, draws the
+     * same; by default the graph's own numbering is used, which differs between partitionings.
+     * Collective: each rank learns the ids of the rows it reads from its partners in one exchange.
+     *
+     * @throws io.mn4j.communicator.JobInputException on every rank when any rank's ids are not
+     *     int64 with one entry per local node
+     */
+    public GraphShardManager nodeIds(Tensor ids) {
+        Agreement.agree(comm, "setting the node ids", () -> {
+            if (ids.dim() != 1 || ids.size(0) != layout.numLocal() || ids.scalar_type().value != torch.ScalarType.Long.value) {
+                throw new IllegalArgumentException("node ids on rank " + layout.rank() + ": expected int64 [" + layout.numLocal()
+                        + "], one per local node, got " + Tensors.describe(ids));
+            }
+            return null;
+        });
+        this.numbering = NodeNumbering.exchange(layout, ids.contiguous());
+        return this;
+    }
+
+    /** The ids of this rank's nodes that random choices are keyed by (see {@link #nodeIds(Tensor)}). */
+    public long[] nodeIds() {
+        return numbering.local().clone();
     }
 
     /** Remote blocks fetched ahead of the one being aggregated (SAR and SEQUENTIAL modes). */

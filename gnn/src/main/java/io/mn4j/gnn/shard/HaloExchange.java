@@ -3,6 +3,7 @@ package io.mn4j.gnn.shard;
 import io.mn4j.functions.Functions;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 import org.bytedeco.pytorch.Tensor;
 
@@ -14,10 +15,12 @@ import org.bytedeco.pytorch.Tensor;
 final class HaloExchange {
     private final ShardLayout layout;
     private final EdgeWeights weights;
+    private final Supplier<NodeNumbering> numbering;
 
-    HaloExchange(ShardLayout layout, EdgeWeights weights) {
+    HaloExchange(ShardLayout layout, EdgeWeights weights, Supplier<NodeNumbering> numbering) {
         this.layout = layout;
         this.weights = weights;
+        this.numbering = numbering;
     }
 
     /** The weighted sum over the local shard and the halo graph, reading the boundary rows {@code boundaryRows} gives for x. */
@@ -31,9 +34,11 @@ final class HaloExchange {
 
     /** {@code op} over the local shard, merged with {@code op} over the halo graph reading {@code boundaryRows} of src. */
     Tensor apply(Tensor dst, Tensor src, ShardOperator op, UnaryOperator<Tensor> boundaryRows) {
-        List<Tensor> state = op.shard(weights.localShard(op), dst, op.sources(src));
+        NodeNumbering ids = numbering.get();
+        List<Tensor> state = op.shard(weights.localShard(op), ids.localEnds(), dst, op.sources(src));
         if (layout.parts() > 1) {
-            state = op.combine(state, op.shard(weights.haloGraph(EdgeNorm.SUM).matrix(), dst, op.sources(boundaryRows.apply(src))));
+            state = op.combine(state, op.shard(weights.haloGraph(EdgeNorm.SUM).matrix(), ids.haloEnds(), dst,
+                    op.sources(boundaryRows.apply(src))));
         }
         return op.finish(state);
     }

@@ -7,7 +7,7 @@ final class OneShotAggregator implements Aggregator {
     private final HaloExchange halo;
 
     OneShotAggregator(ShardResources resources) {
-        this.halo = new HaloExchange(resources.layout(), resources.weights());
+        this.halo = new HaloExchange(resources.layout(), resources.weights(), resources.numbering());
     }
 
     @Override

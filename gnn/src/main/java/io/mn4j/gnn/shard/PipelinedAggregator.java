@@ -23,7 +23,7 @@ final class PipelinedAggregator implements Aggregator {
     PipelinedAggregator(ShardResources resources) {
         this.resources = resources;
         this.layout = resources.layout();
-        this.halo = new HaloExchange(layout, resources.weights());
+        this.halo = new HaloExchange(layout, resources.weights(), resources.numbering());
     }
 
     @Override

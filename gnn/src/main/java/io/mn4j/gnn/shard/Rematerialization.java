@@ -24,6 +24,8 @@ final class Rematerialization {
     private final Ring ring;
     private final ShardOperator op;
     private final Csr local;
+    /** The forward's ids: the surrogates draw the same random choices (attention dropout) as the forward did. */
+    private final NodeNumbering ids;
     /** Handles of their own on what backward reads: the forward's scopes are gone by then. */
     private final List<Tensor> finalState = new ArrayList<>();
     private final Tensor dst;
@@ -40,13 +42,14 @@ final class Rematerialization {
     private record GradientSums(Tensor dst, List<Tensor> trained, List<Tensor> trainedSums) {
     }
 
-    Rematerialization(ShardResources resources, ShardOperator op, Csr local, List<Tensor> stateForBackward, Tensor dstData,
-            Tensor srcData, Tensor result, boolean[] needed, boolean shared) {
+    Rematerialization(ShardResources resources, ShardOperator op, Csr local, NodeNumbering ids, List<Tensor> stateForBackward,
+            Tensor dstData, Tensor srcData, Tensor result, boolean[] needed, boolean shared) {
         this.layout = resources.layout();
         this.steps = resources.steps();
         this.ring = resources.ring();
         this.op = op;
         this.local = local;
+        this.ids = ids;
         for (Tensor t : stateForBackward) {
             finalState.add(t == null ? null : Scopes.own(t));
         }
@@ -97,8 +100,8 @@ final class Rematerialization {
             GradientSums into = new GradientSums(sums[1], trained, trainedSums);
             try (AutoGradMode on = new AutoGradMode(true)) {
                 // The local rows' gradient goes straight into the sum (no block-sized buffer of its own).
-                blockGradients(steps.of(local), src, sums[0], gradOut, into);
-                ring.refetchAndReturn(src, (p, block) -> blockGradients(steps.of(layout.shard(p).edges), block,
+                blockGradients(steps.of(local), ids.localEnds(), src, sums[0], gradOut, into);
+                ring.refetchAndReturn(src, (p, block) -> blockGradients(steps.of(layout.shard(p).edges), ids.remoteEnds(p), block,
                         torch.zeros_like(block), gradOut, into), sums[0]);
             }
             // The bridge's input hooks take (and close) the needed ones, later in this backward.
@@ -115,7 +118,8 @@ final class Rematerialization {
      * {@link ShardOperator#sources}. Adds the rows' gradient into {@code rowsGrad} (dense, shaped
      * as the rows) and returns it; adds the dst and parameter gradients into {@code into}.
      */
-    private Tensor blockGradients(List<RowRange> blockSteps, Tensor rows, Tensor rowsGrad, Tensor gradOut, GradientSums into) {
+    private Tensor blockGradients(List<RowRange> blockSteps, EdgeEnds ends, Tensor rows, Tensor rowsGrad, Tensor gradOut,
+            GradientSums into) {
         try (PointerScope block = new PointerScope()) {
             Tensor rowsLeaf = rows.detach().set_requires_grad(true);
             List<Tensor> sources = op.sources(rowsLeaf);
@@ -132,7 +136,7 @@ final class Rematerialization {
                 }
             }
             for (RowRange range : blockSteps) {
-                stepGradients(block, range, leaves, sourceGrads, gradOut, into);
+                stepGradients(block, range, ends.fromRow(range.from()), leaves, sourceGrads, gradOut, into);
             }
             backThroughSources(rowsLeaf, sources, sourceGrads, isRows, rowsGrad, into);
             return rowsGrad;
@@ -140,14 +144,14 @@ final class Rematerialization {
     }
 
     /** One step's surrogate and its gradients, added into {@code sourceGrads} (made in {@code block} when first needed) and {@code into}. */
-    private void stepGradients(PointerScope block, RowRange range, List<Tensor> leaves, Tensor[] sourceGrads, Tensor gradOut,
-            GradientSums into) {
+    private void stepGradients(PointerScope block, RowRange range, EdgeEnds ends, List<Tensor> leaves, Tensor[] sourceGrads,
+            Tensor gradOut, GradientSums into) {
         try (PointerScope step = new PointerScope()) {
             Tensor dstLeaf = range.narrow(dst).detach().set_requires_grad(true);
             List<Tensor> wrt = new ArrayList<>(leaves);
             wrt.add(dstLeaf);
             wrt.addAll(into.trained());
-            Tensor s = op.surrogate(range.edges(), dstLeaf, leaves, range.narrow(gradOut), range.narrow(finalState), range.narrow(out));
+            Tensor s = op.surrogate(range.edges(), ends, dstLeaf, leaves, range.narrow(gradOut), range.narrow(finalState), range.narrow(out));
             TensorVector grads = gradients(List.of(s), wrt, List.of());
             for (int i = 0; i < leaves.size(); i++) {
                 Tensor g = grads.get(i);

@@ -90,24 +90,26 @@ final class SarAggregator implements Aggregator {
         Tensor dstData = dst.detach();
         Tensor srcData = src.detach().contiguous();
         List<List<Tensor>> state = new ArrayList<>(1);
+        NodeNumbering ids = resources.numbering().get();
         Tensor out;
         try (NoGradGuard g = new NoGradGuard()) {
-            steps.accumulate(callScope, state, op, local, dstData, srcData);
-            resources.ring().fetch(srcData, (p, block) -> steps.accumulate(callScope, state, op, layout.shard(p).edges, dstData, block));
+            steps.accumulate(callScope, state, op, local, ids.localEnds(), dstData, srcData);
+            resources.ring().fetch(srcData, (p, block) -> steps.accumulate(callScope, state, op, layout.shard(p).edges, ids.remoteEnds(p),
+                    dstData, block));
             out = op.finish(state.get(0));
         }
         if (!GradMode.is_enabled()) {
             return out;
         }
-        return withBackward(out, state.get(0), op, local, dst, src, dstData, srcData);
+        return withBackward(out, state.get(0), op, local, ids, dst, src, dstData, srcData);
     }
 
     /**
      * {@code out} joined by a bridge to the inputs backward must reach (src, dst and the
      * operator's parameters that need gradients), whose gradients {@link Rematerialization} computes.
      */
-    private Tensor withBackward(Tensor out, List<Tensor> state, ShardOperator op, Csr local, Tensor dst, Tensor src,
-            Tensor dstData, Tensor srcData) {
+    private Tensor withBackward(Tensor out, List<Tensor> state, ShardOperator op, Csr local, NodeNumbering ids, Tensor dst,
+            Tensor src, Tensor dstData, Tensor srcData) {
         List<Tensor> inputs = new ArrayList<>(List.of(src, dst));
         inputs.addAll(op.parameters());
         boolean[] needed = new boolean[inputs.size()];
@@ -127,7 +129,7 @@ final class SarAggregator implements Aggregator {
         GradientBridge bridge = new GradientBridge(resources.bridges(), bridged.toArray(new Tensor[0]));
         Tensor result = bridge.attach(out);
         Tensor[][] extras = new Tensor[1][];
-        Rematerialization backward = new Rematerialization(resources, op, local, op.stateForBackward(state), dstData, srcData,
+        Rematerialization backward = new Rematerialization(resources, op, local, ids, op.stateForBackward(state), dstData, srcData,
                 result, needed, shared);
         backward.keepIn(bridge);
         bridge.onGrad(result, g -> {

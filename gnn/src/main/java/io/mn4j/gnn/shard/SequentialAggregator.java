@@ -73,11 +73,12 @@ final class SequentialAggregator implements Aggregator {
         Tensor[] blockGrads = new Tensor[layout.parts()];
         PointerScope callScope = PointerScope.getInnerScope();
         List<List<Tensor>> state = new ArrayList<>(1);
-        state.add(ShardSteps.nextState(callScope, null, () -> op.shard(local, dst, op.sources(src))));
+        NodeNumbering ids = resources.numbering().get();
+        state.add(ShardSteps.nextState(callScope, null, () -> op.shard(local, ids.localEnds(), dst, op.sources(src))));
         resources.ring().fetch(data, (p, block) -> state.set(0, ShardSteps.nextState(callScope, state.get(0), () -> {
             Tensor fetched = bridge.attach(block);
             bridge.onGrad(fetched, g -> blockGrads[p] = g);
-            return op.combine(state.get(0), op.shard(layout.shard(p).edges, dst, op.sources(fetched)));
+            return op.combine(state.get(0), op.shard(layout.shard(p).edges, ids.remoteEnds(p), dst, op.sources(fetched)));
         })));
         bridge.onInputGrad(0, g -> pushAndRelease(g, blockGrads));
         return op.finish(state.get(0));

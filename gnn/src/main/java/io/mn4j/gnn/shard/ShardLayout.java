@@ -175,6 +175,11 @@ final class ShardLayout implements AutoCloseable {
         return offsets[rank];
     }
 
+    /** Global id of partition {@code p}'s first node. */
+    long firstNode(int p) {
+        return offsets[p];
+    }
+
     long numNodes() {
         return offsets[parts];
     }

@@ -33,8 +33,12 @@ public interface ShardOperator {
         return List.of(src);
     }
 
-    /** The state of one step's edges: tensors with one row per destination node of the step. */
-    List<Tensor> shard(Csr edges, Tensor dst, List<Tensor> sources);
+    /**
+     * The state of one step's edges: tensors with one row per destination node of the step.
+     * {@code ends} gives the ids of the edges' ends, for operators that key random choices (attention
+     * dropout) by them.
+     */
+    List<Tensor> shard(Csr edges, EdgeEnds ends, Tensor dst, List<Tensor> sources);
 
     /** Merges two shard states. */
     List<Tensor> combine(List<Tensor> a, List<Tensor> b);
@@ -48,7 +52,7 @@ public interface ShardOperator {
      * with respect to the sources may be sparse (for example from {@code embedding_bag} with
      * {@code sparse=true}): a step then costs what its edges cost.
      */
-    Tensor surrogate(Csr edges, Tensor dst, List<Tensor> sources, Tensor gradOut, List<Tensor> finalState, Tensor out);
+    Tensor surrogate(Csr edges, EdgeEnds ends, Tensor dst, List<Tensor> sources, Tensor gradOut, List<Tensor> finalState, Tensor out);
 
     /**
      * The entries of the final state that {@link #surrogate} reads, at the same positions (others

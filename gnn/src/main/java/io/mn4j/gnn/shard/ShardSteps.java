@@ -83,29 +83,29 @@ final class ShardSteps implements AutoCloseable {
      * {@code state.get(0)} (or starting it when {@code state} is empty), range by range for a shard
      * cut into ranges. The block's {@link ShardOperator#sources} are made once and released at the end.
      */
-    void accumulate(PointerScope to, List<List<Tensor>> state, ShardOperator op, Csr edges, Tensor dst, Tensor src) {
+    void accumulate(PointerScope to, List<List<Tensor>> state, ShardOperator op, Csr edges, EdgeEnds ends, Tensor dst, Tensor src) {
         try (PointerScope block = new PointerScope()) {
             List<Tensor> sources = op.sources(src);
             List<RowRange> steps = of(edges);
             if (steps.size() == 1) {
                 if (state.isEmpty()) {
-                    state.add(nextState(to, null, () -> op.shard(edges, dst, sources)));
+                    state.add(nextState(to, null, () -> op.shard(edges, ends, dst, sources)));
                 } else {
-                    state.set(0, nextState(to, state.get(0), () -> op.combine(state.get(0), op.shard(edges, dst, sources))));
+                    state.set(0, nextState(to, state.get(0), () -> op.combine(state.get(0), op.shard(edges, ends, dst, sources))));
                 }
                 return;
             }
-            accumulateRanges(to, state, op, steps, dst, sources);
+            accumulateRanges(to, state, op, steps, ends, dst, sources);
         }
     }
 
-    private void accumulateRanges(PointerScope to, List<List<Tensor>> state, ShardOperator op, List<RowRange> steps, Tensor dst,
-            List<Tensor> sources) {
+    private void accumulateRanges(PointerScope to, List<List<Tensor>> state, ShardOperator op, List<RowRange> steps, EdgeEnds ends,
+            Tensor dst, List<Tensor> sources) {
         boolean first = state.isEmpty();
         List<Tensor> acc = first ? null : state.get(0);
         for (RowRange range : steps) {
             try (PointerScope s = new PointerScope()) {
-                List<Tensor> part = op.shard(range.edges(), range.narrow(dst), sources);
+                List<Tensor> part = op.shard(range.edges(), ends.fromRow(range.from()), range.narrow(dst), sources);
                 if (acc == null || (!first && range.from() == 0)) {
                     acc = fullSizeState(s, to, part, acc);
                     if (first) {

@@ -8,12 +8,14 @@ import static io.mn4j.mpitests.functions.DeterministicFixtures.grad;
 import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.ReduceOp;
 import io.mn4j.functions.Functions;
+import io.mn4j.functions.Gathered;
 import io.mn4j.functions.MultiNodeChainList;
 import io.mn4j.functions.autograd.CustomFunction;
 import io.mn4j.mpitests.Check;
 import io.mn4j.mpitests.Scenario;
 import io.mn4j.mpitests.ScenarioSuite;
 import io.mn4j.mpitests.functions.DeterministicFixtures.Lin;
+import io.mn4j.tensor.Tensors;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -42,6 +44,7 @@ public class FunctionsSuite implements ScenarioSuite {
         s.put("list sends", FunctionsSuite::listSends);
         s.put("no-grad send and pseudoConnect", FunctionsSuite::noGradSendAndPseudoConnect);
         s.put("allgather", FunctionsSuite::allgather);
+        s.put("allgather of a zero-size leaf", FunctionsSuite::allgatherZeroSize);
         s.put("alltoall", FunctionsSuite::alltoall);
         s.put("bcast", FunctionsSuite::bcast);
         s.put("gather", FunctionsSuite::gather);
@@ -315,6 +318,31 @@ public class FunctionsSuite implements ScenarioSuite {
         check.tensorsClose("gradient = reduce-scatter (sum)", expected, x.grad(), 1e-12);
     }
 
+    /**
+     * x_r has shape (r, 3), so rank 0's has no elements; rank k's loss is sum_j <C_kj, y_j>. Every
+     * rank's leaf gets its reduce-scattered gradient, rank 0's a defined one of shape (0, 3), as
+     * PyTorch gives a leaf without elements.
+     */
+    private static void allgatherZeroSize(Communicator c, Check check) {
+        int n = c.size();
+        int r = c.rank();
+        Tensor x = det(20 + r, r, 3).requires_grad_(true);
+        List<Tensor> ys = Functions.allgather(c, x);
+        Tensor loss = torch.zeros(new long[0], F64);
+        for (int j = 0; j < n; j++) {
+            loss = loss.add(ys.get(j).mul(coef(1500, r, j, j, 3)).sum());
+        }
+        loss.backward();
+        Tensor expected = torch.zeros(new long[] {r, 3}, F64);
+        for (int k = 0; k < n; k++) {
+            expected = expected.add(coef(1500, k, r, r, 3));
+        }
+        check.isTrue("the leaf has a gradient", x.grad().defined(), "undefined gradient of a leaf of shape " + java.util.Arrays.toString(Tensors.shape(x)));
+        if (x.grad().defined()) {
+            check.tensorsClose("gradient = reduce-scatter (sum)", expected, x.grad(), 1e-12);
+        }
+    }
+
     /** x_rj (shape (j+1, 2)) goes to rank j; rank j's loss is sum_k <C_jk, y_k>; dL/dx_rj = C_jr. */
     private static void alltoall(Communicator c, Check check) {
         int n = c.size();
@@ -365,9 +393,12 @@ public class FunctionsSuite implements ScenarioSuite {
         int n = c.size();
         int r = c.rank();
         Tensor x = det(5000 + r, r + 1, 2).requires_grad_(true);
-        List<Tensor> ys = Functions.gather(c, x, 0);
+        Gathered got = Functions.gather(c, x, 0);
+        check.equal("at the root", r == 0, got.atRoot());
         if (r == 0) {
+            List<Tensor> ys = got.values();
             check.equal("outputs at root", n, ys.size());
+            check.throwsWith("the root has no delegate", got::delegate, "gather at root 0: the root holds the values, not a delegate");
             Tensor loss = torch.zeros(new long[0], F64);
             for (int j = 0; j < n; j++) {
                 check.tensorsClose("value from " + j, det(5000 + j, j + 1, 2), ys.get(j), 0);
@@ -375,9 +406,9 @@ public class FunctionsSuite implements ScenarioSuite {
             }
             loss.backward();
         } else {
-            check.isTrue("non-root gets one 0-dim delegate", ys.size() == 1 && ys.get(0).dim() == 0,
-                    "got " + ys.size() + " tensors");
-            ys.get(0).backward();
+            check.throwsWith("a non-root rank has no values", got::values, "gather at root 0: rank " + r + " holds no values, only the delegate");
+            check.isTrue("non-root gets a 0-dim delegate", got.delegate().dim() == 0, "got " + got.delegate());
+            got.delegate().backward();
         }
         check.tensorsClose("gradient = scatter", coef(5100, 0, r, r + 1, 2), x.grad(), 1e-12);
     }
@@ -450,8 +481,9 @@ public class FunctionsSuite implements ScenarioSuite {
         for (int root : new int[] {0, n - 1}) {
             String at = "root " + root + ": ";
             Tensor x = part(floating(r), 5200 + r, r + 1, 2);
-            List<Tensor> ys = Functions.gather(c, x, root);
+            Gathered got = Functions.gather(c, x, root);
             if (r == root) {
+                List<Tensor> ys = got.values();
                 Tensor loss = torch.zeros(new long[0], F64);
                 for (int j = 0; j < n; j++) {
                     check.tensorsClose(at + "value from " + j, expectedValue(floating(j), 5200 + j, j + 1, 2),
@@ -462,7 +494,7 @@ public class FunctionsSuite implements ScenarioSuite {
                 }
                 loss.backward();
             } else if (floating(r)) {
-                ys.get(0).backward();
+                got.delegate().backward();
             }
             if (floating(r)) {
                 check.tensorsClose(at + "gradient = scatter", coef(5300 + root, 0, r, r + 1, 2), x.grad(), 1e-12);
@@ -758,7 +790,8 @@ public class FunctionsSuite implements ScenarioSuite {
                 loss = loss.add(t.sum());
             }
             loss = loss.add(Functions.scatter(c, r == 0 ? parts : null, 0).sum());
-            for (Tensor t : Functions.gather(c, x, 0)) { // the values at the root, a delegate elsewhere
+            Gathered gathered = Functions.gather(c, x, 0);
+            for (Tensor t : gathered.atRoot() ? gathered.values() : List.of(gathered.delegate())) {
                 loss = loss.add(t.sum());
             }
             loss = loss.add(Functions.allreduce(c, x, ReduceOp.SUM).sum());

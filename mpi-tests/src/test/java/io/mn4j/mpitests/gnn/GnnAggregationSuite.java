@@ -9,6 +9,7 @@ import io.mn4j.mpitests.Scenario;
 import io.mn4j.mpitests.ScenarioSuite;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import io.mn4j.gnn.shard.EdgeEnds;
 import io.mn4j.gnn.shard.ShardOperator;
 import io.mn4j.gnn.graph.Csr;
 import io.mn4j.gnn.kernel.CsrAggregation;
@@ -77,7 +78,7 @@ public class GnnAggregationSuite implements ScenarioSuite {
     /** {@code out[v] = Σ_(u→v) src[u]} as a {@link ShardOperator}: only what ONE_SHOT and PIPELINED call. */
     private static final ShardOperator SUM = new ShardOperator() {
         @Override
-        public List<Tensor> shard(Csr edges, Tensor dst, List<Tensor> sources) {
+        public List<Tensor> shard(Csr edges, EdgeEnds ends, Tensor dst, List<Tensor> sources) {
             // Not closed: the result's backward uses it (left to the garbage collector, in this test).
             return List.of(CsrAggregation.of(edges).apply(sources.get(0)));
         }
@@ -93,7 +94,8 @@ public class GnnAggregationSuite implements ScenarioSuite {
         }
 
         @Override
-        public Tensor surrogate(Csr edges, Tensor dst, List<Tensor> sources, Tensor gradOut, List<Tensor> finalState, Tensor out) {
+        public Tensor surrogate(Csr edges, EdgeEnds ends, Tensor dst, List<Tensor> sources, Tensor gradOut, List<Tensor> finalState,
+                Tensor out) {
             throw new UnsupportedOperationException("SAR mode only");
         }
 

@@ -7,16 +7,19 @@ import io.mn4j.gnn.shard.EdgeNorm;
 import io.mn4j.gnn.shard.GraphShardManager;
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.nn.AttentionInPlace;
+import io.mn4j.gnn.nn.DropoutKey;
 import io.mn4j.gnn.nn.GATConv;
 import io.mn4j.gnn.nn.GCNConv;
 import io.mn4j.gnn.nn.GnnModel;
 import io.mn4j.gnn.nn.SAGEConv;
+import io.mn4j.gnn.random.KeepMask;
 import io.mn4j.iterators.EpochStats;
 import io.mn4j.gnn.train.FullGraphTrainer;
 import io.mn4j.gnn.train.LocalNodes;
 import io.mn4j.mpitests.Check;
 import io.mn4j.mpitests.Scenario;
 import io.mn4j.mpitests.ScenarioSuite;
+import io.mn4j.tensor.Tensors;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.BiFunction;
@@ -34,7 +37,9 @@ import org.bytedeco.pytorch.global.torch;
 /**
  * GCN, SAGE and GAT layers on a partitioned random graph against the same layers' math on the
  * whole graph in one process (dense matrices, plain autograd): outputs, input gradients and
- * parameter gradients (summed over ranks), in every mode.
+ * parameter gradients (summed over ranks), in every mode; GAT also with attention dropout (the
+ * dense formula with the masks {@link DropoutKey} and {@link KeepMask} define). Whole models with
+ * dropout, batch norm and other node ids in {@link ModelChecks}.
  */
 public class GnnLayerSuite implements ScenarioSuite {
     private static final int N = 41, IN = 6, HEADS = 2, CH = 3;
@@ -49,6 +54,8 @@ public class GnnLayerSuite implements ScenarioSuite {
                     (m, x) -> ((SAGEConv) m).forward(graph(c, mode), x), GnnLayerSuite::sageRef));
             s.put("GATConv " + mode, (c, check) -> layer(c, check, mode, () -> new GATConv(IN, CH, HEADS),
                     (m, x) -> ((GATConv) m).forward(graph(c, mode), x), GnnLayerSuite::gatRef));
+            s.put("GATConv " + mode + ", attention dropout 0.5", (c, check) -> layer(c, check, mode, () -> new GATConv(IN, CH, HEADS),
+                    (m, x) -> ((GATConv) m).forward(graph(c, mode), x, ATTENTION_KEY, 0.5), GnnLayerSuite::gatDroppedRef));
         }
         for (AggregationMode mode : Modes.exact()) {
             // Under grad mode, but with nothing (or only some tensors) to differentiate.
@@ -74,30 +81,45 @@ public class GnnLayerSuite implements ScenarioSuite {
         s.put("GATConv SAR, 7 edges per step", (c, check) -> inPieces(c, 7, () -> layer(c, check, AggregationMode.SAR,
                 () -> new GATConv(IN, CH, HEADS), (m, x) -> ((GATConv) m).forward(graph(c, AggregationMode.SAR), x),
                 GnnLayerSuite::gatRef)));
+        s.put("GATConv SAR, 7 edges per step, attention dropout 0.5", (c, check) -> inPieces(c, 7, () -> layer(c, check,
+                AggregationMode.SAR, () -> new GATConv(IN, CH, HEADS),
+                (m, x) -> ((GATConv) m).forward(graph(c, AggregationMode.SAR), x, ATTENTION_KEY, 0.5), GnnLayerSuite::gatDroppedRef)));
         s.put("3-layer GAT model SAR, 7 edges per step", (c, check) -> inPieces(c, 7,
                 () -> model(c, check, GnnModel.Kind.GAT, AggregationMode.SAR, 1)));
+        for (AggregationMode mode : Modes.exact()) {
+            s.put("3-layer GAT model " + mode + ", dropout keyed by node ids of another numbering",
+                    (c, check) -> ModelChecks.otherNumbering(c, check, g(c), mode));
+        }
         for (GnnModel.Kind kind : GnnModel.Kind.values()) {
             for (AggregationMode mode : Modes.exact()) {
                 s.put("3-layer " + kind + " model " + mode, (c, check) -> model(c, check, kind, mode, 1));
+                s.put("3-layer " + kind + " model " + mode + " with batch norm: forward, gradients, running statistics, evaluation",
+                        (c, check) -> ModelChecks.batchNorm(c, check, g(c), graph(c, mode), kind, 1));
             }
             // Parameters and inputs unchanged, so last epoch's rows and gradients are this epoch's.
             s.put("3-layer " + kind + " model PIPELINED, three epochs with the same parameters",
                     (c, check) -> model(c, check, kind, AggregationMode.PIPELINED, 3));
+            s.put("3-layer " + kind + " model PIPELINED with batch norm, three epochs with the same parameters",
+                    (c, check) -> ModelChecks.batchNorm(c, check, g(c), graph(c, AggregationMode.PIPELINED), kind, 3));
         }
         return s;
     }
 
+    /** The key of the attention dropout scenarios' masks (seed 11, step 4, site 1). */
+    private static final DropoutKey ATTENTION_KEY = DropoutKey.of(11, 4, 1);
+
     /**
-     * A 3-layer model on the partitioned graph against the same model on the whole graph held by
-     * one process (a one-rank manager on a communicator of this rank alone), for {@code epochs}
-     * forward and backward passes with the same parameters.
+     * A 3-layer model with dropout 0.5 (GAT: of its attention too) on the partitioned graph
+     * against the same model on the whole graph held by one process (a one-rank manager on a
+     * communicator of this rank alone), for {@code epochs} forward and backward passes with the
+     * same parameters and the same step's masks.
      */
     private static void model(Communicator c, Check check, GnnModel.Kind kind, AggregationMode mode, int epochs) {
         GraphShardManager dist = graph(c, mode);
         Tensor x = RandomPartitionedGraph.values(5, torch.ScalarType.Double, N, IN);
         Tensor r = RandomPartitionedGraph.values(6, torch.ScalarType.Double, N, 3);
         torch.manual_seed(78);
-        GnnModel m = new GnnModel(kind, IN, 8, 3, 3, 0.0, 2);
+        GnnModel m = new GnnModel(kind, IN, 8, 3, 3, 0.5, 2).dropoutSeed(5);
         m.to(torch.ScalarType.Double, false);
         TensorVector params = m.parameters();
         Tensor[] refGrads = new Tensor[(int) params.size()];
@@ -105,7 +127,7 @@ public class GnnLayerSuite implements ScenarioSuite {
         try (Communicator alone = c.split(c.rank(), 0);
                 GraphShardManager whole = GraphShardManager.build(alone, new long[] {0, N}, g.wholeInEdges())) {
             Tensor xr = x.clone().set_requires_grad(true);
-            outRef = m.forward(whole, xr, false);
+            outRef = m.step(0).forward(whole, xr, true);
             outRef.mul(r).sum().backward();
             for (int i = 0; i < refGrads.length; i++) {
                 refGrads[i] = params.get(i).grad().clone();
@@ -116,7 +138,7 @@ public class GnnLayerSuite implements ScenarioSuite {
             String epoch = epochs > 1 ? "epoch " + e + " " : "";
             dist.nextEpoch();
             Tensor xl = g.slice(x, c.rank()).clone().set_requires_grad(true);
-            Tensor out = m.forward(dist, xl, false);
+            Tensor out = m.step(0).forward(dist, xl, true);
             out.mul(g.slice(r, c.rank())).sum().backward();
             check.tensorsClose(epoch + "forward", g.slice(outRef, c.rank()), out, 1e-9);
             for (int i = 0; i < refGrads.length; i++) {
@@ -138,6 +160,11 @@ public class GnnLayerSuite implements ScenarioSuite {
     private static RandomPartitionedGraph g;
     private static GraphShardManager manager;
     private static AggregationMode managerMode;
+
+    private static RandomPartitionedGraph g(Communicator c) {
+        graph(c, AggregationMode.SAR);
+        return g;
+    }
 
     private static GraphShardManager graph(Communicator c, AggregationMode mode) {
         if (manager == null) {
@@ -373,6 +400,28 @@ public class GnnLayerSuite implements ScenarioSuite {
 
     /** Dense GAT: softmax over in-edges counted with multiplicity, stored self-loops replaced by one per node. */
     static Tensor gatRef(RandomPartitionedGraph g, Tensor x, TensorVector p) {
+        return gatRef(g, x, p, null);
+    }
+
+    /**
+     * Dense GAT with attention dropout: coefficient α_vu of head k times the mask element k of
+     * edge (v, u) under {@link #ATTENTION_KEY} (the paper's: dropped after the softmax; both copies
+     * of a multi-edge, which share their ends, alike).
+     */
+    static Tensor gatDroppedRef(RandomPartitionedGraph g, Tensor x, TensorVector p) {
+        KeepMask keep = new KeepMask(0.5);
+        double[] m = new double[N * N * HEADS];
+        for (int v = 0; v < N; v++) {
+            for (int u = 0; u < N; u++) {
+                for (int k = 0; k < HEADS; k++) {
+                    m[(k * N + v) * N + u] = keep.value(ATTENTION_KEY.edge(v, u), k);
+                }
+            }
+        }
+        return gatRef(g, x, p, Tensors.doubles(m, HEADS, N, N));
+    }
+
+    private static Tensor gatRef(RandomPartitionedGraph g, Tensor x, TensorVector p, Tensor mask) {
         Tensor h = x.matmul(p.get(0));
         Tensor h3 = h.view(N, HEADS, CH);
         Tensor as = h3.mul(p.get(1)).sum(new long[] {-1}, false, new org.bytedeco.pytorch.ScalarTypeOptional());
@@ -384,7 +433,7 @@ public class GnnLayerSuite implements ScenarioSuite {
             Tensor shifted = e.sub(e.amax(new long[] {1}, true).detach());
             Tensor w = counts.mul(shifted.exp());
             Tensor alpha = w.div(w.sum(new long[] {1}, true, new org.bytedeco.pytorch.ScalarTypeOptional()));
-            heads[k] = alpha.matmul(h3.select(1, k));
+            heads[k] = (mask == null ? alpha : alpha.mul(mask.select(0, k))).matmul(h3.select(1, k));
         }
         return torch.cat(new TensorVector(heads), 1).add(p.get(3));
     }

@@ -46,14 +46,14 @@ public class GnnSamplingSuite implements ScenarioSuite {
                 (c, check) -> sameBlocks(c, check, new int[] {3, 2}));
         s.put("blocks with every neighbour, fanouts [-1, -1]", (c, check) -> sameBlocks(c, check, new int[] {-1, -1}));
         s.put("node data: rows of any owner, in request order, float64 rows and int64 labels", GnnSamplingSuite::nodeData);
-        s.put("SAGE on sampled blocks equals one process on the same sample: output and parameter gradients",
+        s.put("SAGE with dropout 0.5 on sampled blocks equals one process on the same sample: output and parameter gradients",
                 (c, check) -> sageOnBlocks(c, check, new int[] {3, 2}, false));
-        s.put("SAGE on blocks with every neighbour equals the full-graph model at the seeds",
+        s.put("SAGE with dropout 0.5 on blocks with every neighbour equals the full-graph model at the seeds",
                 (c, check) -> sageOnBlocks(c, check, new int[] {-1, -1}, true));
         s.put("one epoch of mini-batches holding every training node equals one full-graph step in one process",
                 GnnSamplingSuite::oneBatchEpoch);
         s.put("mini-batches of 2 seeds per rank: ranks out of seeds take part with none, loss falls", GnnSamplingSuite::smallBatches);
-        s.put("mini-batches of 2 seeds per rank, every neighbour: an epoch equals one process stepping on each batch's union of seeds",
+        s.put("mini-batches of 2 seeds per rank, every neighbour, dropout 0.5: an epoch equals one process stepping on each batch's union of seeds",
                 GnnSamplingSuite::batchesMatchOneProcess);
         s.put("clear errors on every rank: bad seeds, bad fanouts, wrong model", GnnSamplingSuite::errors);
         return s;
@@ -171,8 +171,12 @@ public class GnnSamplingSuite implements ScenarioSuite {
     }
 
     private static GnnModel sage(int layers) {
+        return sage(layers, 0.0);
+    }
+
+    private static GnnModel sage(int layers, double dropout) {
         torch.manual_seed(81);
-        GnnModel m = new GnnModel(GnnModel.Kind.SAGE, IN, 6, CLASSES, layers, 0.0, 1);
+        GnnModel m = new GnnModel(GnnModel.Kind.SAGE, IN, 6, CLASSES, layers, dropout, 1);
         m.to(torch.ScalarType.Double, false);
         return m;
     }
@@ -185,7 +189,8 @@ public class GnnSamplingSuite implements ScenarioSuite {
     private static void sageOnBlocks(Communicator c, Check check, int[] fanouts, boolean fullGraph) {
         RandomPartitionedGraph g = graph(c);
         Tensor x = RandomPartitionedGraph.values(4, torch.ScalarType.Double, N, IN);
-        GnnModel m = sage(fanouts.length);
+        // Dropout 0.5, masks keyed by (step, node): the step of the round on both sides.
+        GnnModel m = sage(fanouts.length, 0.5);
         DistNeighborSampler dist = new DistNeighborSampler(c, g.offsets, g.localInEdges(c.rank()), fanouts, SAMPLER_SEED);
         DistNodeData features = new DistNodeData(c, g.offsets, g.slice(x, c.rank()).clone());
         TensorVector params = m.parameters();
@@ -197,14 +202,15 @@ public class GnnSamplingSuite implements ScenarioSuite {
             try (Communicator one = c.split(c.rank(), 0)) {
                 if (fullGraph) {
                     try (GraphShardManager whole = GraphShardManager.build(one, new long[] {0, N}, g.wholeInEdges())) {
-                        outRef = seeds.length == 0 ? m.forward(whole, x, false).narrow(0, 0, 0)
-                                : m.forward(whole, x, false).index_select(0, Tensors.longs(seeds));
+                        Tensor all = m.step(round).forward(whole, x, true);
+                        outRef = seeds.length == 0 ? all.narrow(0, 0, 0) : all.index_select(0, Tensors.longs(seeds));
                         outRef.mul(r).sum().backward();
                     }
                 } else {
                     try (Sample ref = alone(one, g, fanouts).sample(seeds, round)) {
                         Tensor inputs = Tensors.longs(ref.inputNodes());
-                        outRef = m.forward(ref.blocks(), ref.inputNodes().length == 0 ? x.narrow(0, 0, 0) : x.index_select(0, inputs), false);
+                        outRef = m.step(round).forward(ref.blocks(), ref.inputNodes().length == 0 ? x.narrow(0, 0, 0) : x.index_select(0, inputs),
+                                true);
                         outRef.mul(r).sum().backward();
                     }
                 }
@@ -217,7 +223,7 @@ public class GnnSamplingSuite implements ScenarioSuite {
                 }
             }
             try (Sample sample = dist.sample(seeds, round)) {
-                Tensor out = m.forward(sample.blocks(), features.gather(sample.inputNodes()), false);
+                Tensor out = m.step(round).forward(sample.blocks(), features.gather(sample.inputNodes()), true);
                 out.mul(r).sum().backward();
                 String k = "round " + round + " (" + seeds.length + " seeds) ";
                 check.tensorsClose(k + "output", outRef, out, 1e-12);
@@ -377,8 +383,9 @@ public class GnnSamplingSuite implements ScenarioSuite {
     private static void batchesMatchOneProcess(Communicator c, Check check) {
         RandomPartitionedGraph g = graph(c);
         Tensor x = RandomPartitionedGraph.values(8, torch.ScalarType.Double, N, IN);
-        GnnModel m = sage(2);
-        GnnModel ref = sage(2);
+        // Dropout masks keyed by (step, node): each batch's masks are the full-graph step's at the sampled nodes.
+        GnnModel m = sage(2, 0.5);
+        GnnModel ref = sage(2, 0.5);
         try (GraphShardManager graph = GraphShardManager.build(c, g.offsets, g.localInEdges(c.rank()))) {
             DistNeighborSampler sampler = new DistNeighborSampler(c, g.offsets, g.localInEdges(c.rank()), new int[] {-1, -1}, 3);
             MiniBatchTrainer t = (MiniBatchTrainer) sgdTrainer(c, graph, m, nodes(g, x, g.offsets[c.rank()], g.rows(c.rank())), sampler, 2);
