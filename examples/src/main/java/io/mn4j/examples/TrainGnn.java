@@ -117,6 +117,11 @@ public final class TrainGnn implements Callable<Integer> {
             description = "Train on this partition directory (written by Partition, one part per rank) instead of partitioning here.")
     Path partitions;
 
+    @Option(names = "--map-features",
+            description = "Map each rank's features.npy into memory instead of loading it: rows are read from the file on demand and "
+                    + "are not counted by -Dorg.bytedeco.javacpp.maxPhysicalBytes (float32 features; the file must not change while training).")
+    boolean mapFeatures;
+
     @Option(names = "--partitioner", paramLabel = "metis|ldg|range|random",
             description = "How rank 0 partitions the graph when --partitions is not given (default: metis if gpmetis is installed, else ldg).")
     String partitioner;
@@ -236,7 +241,7 @@ public final class TrainGnn implements Callable<Integer> {
             if (talk && partitions != null && !data.data.equals("synthetic")) {
                 stdout.println("note: --data " + data.data + " is ignored, the partitions in " + partitions + " are used");
             }
-            try (PartitionData part = PartitionReader.load(comm, dir)) {
+            try (PartitionData part = PartitionReader.load(comm, dir, mapFeatures)) {
                 Agreement.agree(comm, "checking " + dir, () -> {
                     GnnRun.check(part.metadata(), config);
                     return null;
