@@ -122,6 +122,11 @@ public final class TrainGnn implements Callable<Integer> {
             description = "Train on this partition directory (written by Partition, one part per rank) instead of partitioning here.")
     Path partitions;
 
+    @Option(names = "--map-features",
+            description = "Map each rank's features.npy into memory instead of loading it: rows are read from the file on demand and "
+                    + "are not counted by -Dorg.bytedeco.javacpp.maxPhysicalBytes (float32 features; the file must not change while training).")
+    boolean mapFeatures;
+
     @Option(names = "--partitioner", paramLabel = "metis|ldg|range|random",
             description = "How rank 0 partitions the graph when --partitions is not given (default: metis if gpmetis is installed, else ldg).")
     String partitioner;
@@ -256,9 +261,7 @@ public final class TrainGnn implements Callable<Integer> {
             if (talk && partitions != null && !data.data.equals("synthetic")) {
                 stdout.println("note: --data " + data.data + " is ignored, the partitions in " + partitions + " are used");
             }
-            String method = partitioner != null ? partitioner : Partitions.defaultPartitioner();
-            try (PartitionData part = partitions != null ? PartitionReader.load(comm, dir)
-                    : Partitions.cutOnRankZero(comm, data, method, seed, dir, talk ? stdout : null)) {
+            try (PartitionData part = partition(comm, dir, talk ? stdout : null)) {
                 Agreement.agree(comm, "checking " + dir, () -> {
                     GnnRun.check(part.metadata(), config);
                     return null;
@@ -274,6 +277,20 @@ public final class TrainGnn implements Callable<Integer> {
             System.err.flush();
             return 1;
         }
+    }
+
+    /** This rank's partition: read from --partitions, or cut by rank 0 and sent (then read back as a map with --map-features). */
+    private PartitionData partition(Communicator comm, Path dir, PrintStream talk) {
+        if (partitions != null) {
+            return PartitionReader.load(comm, dir, mapFeatures);
+        }
+        String method = partitioner != null ? partitioner : Partitions.defaultPartitioner();
+        PartitionData cut = Partitions.cutOnRankZero(comm, data, method, seed, dir, talk);
+        if (!mapFeatures) {
+            return cut;
+        }
+        cut.close(); // the rows just written to this host are read on demand from there
+        return PartitionReader.load(comm, dir, true);
     }
 
     private void train(Communicator comm, GnnRun run, Path dir, Path outDir, PrintStream talk) throws IOException {

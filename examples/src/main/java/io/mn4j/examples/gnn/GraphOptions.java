@@ -5,6 +5,7 @@ import io.mn4j.gnn.graph.SyntheticGraphs;
 import io.mn4j.gnn.io.CoraFile;
 import io.mn4j.gnn.io.EdgeListReader;
 import io.mn4j.gnn.io.NpzGraphReader;
+import io.mn4j.gnn.io.OgbNodeReader;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -17,17 +18,20 @@ import picocli.CommandLine.Option;
 
 /**
  * Where a graph comes from (a picocli mixin): Planetoid Cora, the synthetic planted-partition
- * graph (the default, no download), a gnn-benchmark {@code .npz} file, or a plain edge list.
+ * graph (the default, no download), a gnn-benchmark {@code .npz} file, an OGB node-property
+ * dataset folder, or a plain edge list.
  */
 public final class GraphOptions {
     private static final Logger LOG = LoggerFactory.getLogger(GraphOptions.class);
     /** Environment variable with the path of {@code cora.npz} ({@link CoraFile}). */
     public static final String CORA_ENV = CoraFile.ENV;
 
-    @Option(names = "--data", paramLabel = "cora|synthetic|FILE",
+    @Option(names = "--data", paramLabel = "cora|synthetic|FILE|DIR",
             description = "Graph: 'synthetic' (planted partition, the default), 'cora' (Planetoid Cora with the public split: "
                     + "$" + CORA_ENV + ", else datasets/cora.npz or ../shared/datasets/cora.npz from the working directory "
-                    + "or one of its parents, else /work/shared/datasets/cora.npz), a gnn-benchmark FILE.npz, or an edge list (one 'src dst' per line; structure only).")
+                    + "or one of its parents, else /work/shared/datasets/cora.npz), a gnn-benchmark FILE.npz, an OGB node-property "
+                    + "dataset DIR as the ogb package leaves it (raw/edge.csv.gz, node-feat, node-label, split/NAME/; e.g. "
+                    + "dataset/ogbn_arxiv), or an edge list (one 'src dst' per line; structure only). Edges are made undirected.")
     public String data = "synthetic";
 
     @Option(names = "--nodes", paramLabel = "N", description = "Synthetic graph: nodes (default: ${DEFAULT-VALUE}).")
@@ -36,8 +40,10 @@ public final class GraphOptions {
     @Option(names = "--avg-degree", paramLabel = "D", description = "Synthetic graph: mean degree (default: ${DEFAULT-VALUE}).")
     public double avgDegree = 10;
 
-    @Option(names = "--classes", paramLabel = "C", description = "Synthetic graph: classes (default: ${DEFAULT-VALUE}).")
-    public int classes = 8;
+    @Option(names = "--classes", paramLabel = "C",
+            description = "Synthetic graph: classes (default: 8). Data read from a file or folder: the class count, when its class ids "
+                    + "are sparse (default: the largest label + 1, refused when above twice the distinct labels + 16; an OGB dataset's own).")
+    public Integer classes;
 
     @Option(names = "--features", paramLabel = "F", description = "Synthetic graph: feature size (default: ${DEFAULT-VALUE}).")
     public int features = 64;
@@ -82,8 +88,11 @@ public final class GraphOptions {
         if (split.length != 2 || split[0] < 0 || split[1] < 0 || split[0] + split[1] > 1) {
             throw new IllegalArgumentException("--split needs two fractions TRAIN,VAL with TRAIN+VAL <= 1");
         }
-        if (isSynthetic() && (nodes < 2 || classes < 1 || features < 1 || avgDegree <= 0)) {
-            throw new IllegalArgumentException("synthetic graph needs --nodes >= 2, --classes >= 1, --features >= 1, --avg-degree > 0");
+        if (classes != null && classes < 1) {
+            throw new IllegalArgumentException("--classes must be at least 1, got " + classes);
+        }
+        if (isSynthetic() && (nodes < 2 || features < 1 || avgDegree <= 0)) {
+            throw new IllegalArgumentException("synthetic graph needs --nodes >= 2, --features >= 1, --avg-degree > 0");
         }
     }
 
@@ -118,14 +127,19 @@ public final class GraphOptions {
     public Graph load() throws IOException {
         validate();
         if (isSynthetic()) {
-            return SyntheticGraphs.plantedPartition(nodes, avgDegree, classes, features, graphSeed,
+            return SyntheticGraphs.plantedPartition(nodes, avgDegree, classes != null ? classes : 8, features, graphSeed,
                     new SyntheticGraphs.Options().homophily(homophily).split(split[0], split[1]));
         }
         Path file = data.equalsIgnoreCase("cora") ? coraPath() : Path.of(data);
-        if (!Files.isRegularFile(file)) {
+        int declared = classes != null ? classes : -1;
+        Graph g;
+        if (Files.isDirectory(file)) {
+            g = OgbNodeReader.read(file, null, declared);
+        } else if (!Files.isRegularFile(file)) {
             throw new NoSuchFileException(file.toString(), null, "graph file not found");
+        } else {
+            g = file.toString().endsWith(".npz") ? NpzGraphReader.read(file, declared) : EdgeListReader.read(file);
         }
-        Graph g = file.toString().endsWith(".npz") ? NpzGraphReader.read(file) : EdgeListReader.read(file);
         if (!g.isSymmetric()) {
             g = replace(g, g.symmetrize());
         }

@@ -108,20 +108,6 @@ public final class EdgeListReader {
         return ncol + 1;
     }
 
-    private static final class LongList {
-        long[] a = new long[1024];
-        int n;
-
-        void add(long v) {
-            if (n == a.length) a = Arrays.copyOf(a, Math.min(Integer.MAX_VALUE - 8, 2 * n));
-            a[n++] = v;
-        }
-
-        long[] toArray() {
-            return Arrays.copyOf(a, n);
-        }
-    }
-
     private static final class FloatList {
         float[] a = new float[1024];
         int n;

@@ -34,8 +34,18 @@ import org.bytedeco.pytorch.global.torch.ScalarType;
 public final class NpzGraphReader {
     private NpzGraphReader() {}
 
-    /** Reads a graph; errors name the file and the array at fault. */
+    /** Reads a graph; its class count is the largest label + 1. Errors name the file and the array at fault. */
     public static Graph read(Path file) throws IOException {
+        return read(file, -1);
+    }
+
+    /**
+     * Reads a graph whose labels are checked by {@link LabelCheck}: errors name the file and the
+     * array (or node) at fault.
+     *
+     * @param numClasses the declared class count, or -1 for the largest label + 1
+     */
+    public static Graph read(Path file, int numClasses) throws IOException {
         try (Npz npz = Npz.open(file); PointerScope scope = new PointerScope()) {
             Csr adj = readAdjacency(npz);
             long n = adj.numRows();
@@ -54,7 +64,8 @@ public final class NpzGraphReader {
                 }
                 require(y.dim() == 1 && y.size(0) == n, npz, "labels must have " + n + " entries, got " + Tensors.shapeString(y));
                 require(!y.is_floating_point(), npz, "labels must be integers, got " + Tensors.type(y));
-                b.labels(y.to(ScalarType.Long).contiguous());
+                y = y.to(ScalarType.Long).contiguous();
+                b.labels(y).numClasses(LabelCheck.classCount(y, numClasses, npz.file() + ": labels", i -> "node " + i));
             }
             if (npz.contains("train_idx") || npz.contains("val_idx") || npz.contains("test_idx")) {
                 b.masks(mask(npz, "train_idx", n), mask(npz, "val_idx", n), mask(npz, "test_idx", n));

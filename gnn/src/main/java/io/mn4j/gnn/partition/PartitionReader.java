@@ -5,6 +5,7 @@ import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.JobInputException;
 import io.mn4j.gnn.graph.Csr;
 import io.mn4j.gnn.graph.Graph;
+import io.mn4j.gnn.io.MappedNpy;
 import io.mn4j.gnn.io.Npy;
 import io.mn4j.gnn.io.NpyFormatException;
 import io.mn4j.tensor.Tensors;
@@ -48,9 +49,18 @@ public final class PartitionReader {
      *     ranks read different metadata, naming which ranks read what.
      */
     public static PartitionData load(Communicator comm, Path dir) {
+        return load(comm, dir, false);
+    }
+
+    /**
+     * As {@link #load(Communicator, Path)}; with {@code mapFeatures} each rank's features are a
+     * memory map of its {@code features.npy} ({@link MappedNpy}: rows read on demand, not counted by
+     * JavaCPP's {@code maxPhysicalBytes}) instead of a copy in memory.
+     */
+    public static PartitionData load(Communicator comm, Path dir, boolean mapFeatures) {
         // Each host may hold only its own ranks' partitions: say which host looked where.
         PartitionData part = Agreement.agree(comm, "loading partition " + comm.rank() + " of " + dir + " on host " + LocalHost.name(),
-                () -> load(dir, comm.rank(), comm.size()));
+                () -> load(dir, comm.rank(), comm.size(), mapFeatures));
         try {
             Agreement.requireSame(comm, "metadata (here " + dir.resolve(PartitionMetadata.FILE) + ")", part.metadata().toString());
         } catch (RuntimeException e) {
@@ -66,6 +76,14 @@ public final class PartitionReader {
      * @param expectedParts number of partitions the job expects (its number of ranks), or -1 to accept any
      */
     public static PartitionData load(Path dir, int part, int expectedParts) throws IOException {
+        return load(dir, part, expectedParts, false);
+    }
+
+    /**
+     * As {@link #load(Path, int, int)}; with {@code mapFeatures} the features are a memory map of
+     * {@code features.npy} ({@link MappedNpy}) instead of a copy in memory.
+     */
+    public static PartitionData load(Path dir, int part, int expectedParts, boolean mapFeatures) throws IOException {
         PartitionMetadata m = PartitionMetadata.read(dir);
         Path meta = dir.resolve(PartitionMetadata.FILE);
         if (expectedParts >= 0 && m.numParts() != expectedParts) {
@@ -94,7 +112,7 @@ public final class PartitionReader {
             Tensor x = null;
             if (m.featureSize() > 0) {
                 x = read(pd, "features.npy", m.featureType().equals("float64") ? ScalarType.Double : ScalarType.Float,
-                        new long[] {nk, m.featureSize()}, where);
+                        new long[] {nk, m.featureSize()}, where, mapFeatures);
             }
             Tensor y = null;
             if (m.hasLabels()) {
@@ -137,11 +155,15 @@ public final class PartitionReader {
     }
 
     private static Tensor read(Path pd, String name, ScalarType type, long[] shape, String where) throws IOException {
+        return read(pd, name, type, shape, where, false);
+    }
+
+    private static Tensor read(Path pd, String name, ScalarType type, long[] shape, String where, boolean map) throws IOException {
         Path f = pd.resolve(name);
         if (!Files.exists(f)) throw new PartitionFormatException("missing file " + f + where);
         Tensor t;
         try {
-            t = Npy.read(f);
+            t = map ? MappedNpy.map(f) : Npy.read(f);
         } catch (NpyFormatException e) {
             throw new PartitionFormatException("corrupt array: " + e.getMessage() + where, e);
         }
