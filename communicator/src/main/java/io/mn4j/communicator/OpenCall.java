@@ -1,0 +1,101 @@
+package io.mn4j.communicator;
+
+import java.lang.invoke.VarHandle;
+
+/**
+ * The communicator call one thread is inside, if any, and what it waits for: written by that
+ * thread as the call starts and ends, read by the {@link Watchdog}. The thread writes the fields
+ * and then the volatile start time, so that a reader that sees the same start time before and
+ * after reading the fields has read one call's fields.
+ */
+final class OpenCall {
+    /** {@link #peer} of a collective. */
+    static final int COLLECTIVE = -1;
+    /** {@link #tag} of a call without one. */
+    static final int NO_TAG = -1;
+
+    final Thread thread;
+    /** Calls inside calls: only the outermost is recorded. Touched by the owning thread only. */
+    private int depth;
+    private String op;
+    /** A nonblocking transfer's own description (its handle's), or null. */
+    private String transfer;
+    private Members members;
+    private int peer;
+    private int tag;
+    private long collective;
+    /** System.nanoTime() at the start of the call; 0 while the thread is in none. */
+    private volatile long since;
+
+    OpenCall(Thread thread) {
+        this.thread = thread;
+    }
+
+    /** A call starts on the owning thread; {@code peer} is a rank of {@code members}, or {@link #COLLECTIVE}. */
+    void start(String op, String transfer, Members members, int peer, int tag) {
+        if (depth++ > 0) {
+            return;
+        }
+        this.op = op;
+        this.transfer = transfer;
+        this.members = members;
+        this.peer = peer;
+        this.tag = tag;
+        this.collective = peer == COLLECTIVE && members != null ? members.startCollective() : 0;
+        long now = System.nanoTime();
+        since = now == 0 ? 1 : now;
+    }
+
+    void end() {
+        if (--depth == 0) {
+            since = 0;
+        }
+    }
+
+    boolean idle() {
+        return since == 0;
+    }
+
+    /** What the thread is inside, read consistently; null when it is in no call. */
+    Snapshot read() {
+        long start = since;
+        if (start == 0) {
+            return null;
+        }
+        Snapshot s = new Snapshot(thread, op, transfer, members, peer, tag, collective, start);
+        VarHandle.loadLoadFence(); // the fields above are read before the start time is read again
+        return since == start ? s : null;
+    }
+
+    /** One call in progress, as the watchdog saw it. */
+    record Snapshot(Thread thread, String op, String transfer, Members members, int peer, int tag, long collective, long since) {
+
+        double seconds(long now) {
+            return (now - since) / 1e9;
+        }
+
+        boolean isCollective() {
+            return peer == COLLECTIVE && members != null;
+        }
+
+        /** The peer's world rank, or -1 for a collective (or a call without members). */
+        int peerWorldRank() {
+            return peer == COLLECTIVE || members == null ? -1 : members.worldRank(peer);
+        }
+
+        /** "allreduce on the world communicator (its collective call 12)", "recv (rank 1 from rank 0, tag 7)". */
+        String describe() {
+            if (members == null) {
+                return op;
+            }
+            String on = Members.WORLD.equals(members.id) ? "" : " on " + members.describe();
+            if (transfer != null) {
+                return "waitFor of " + transfer + on;
+            }
+            if (peer == COLLECTIVE) {
+                return op + " on " + members.describe() + " (its collective call " + collective + ")";
+            }
+            return CheckedPointToPoint.describeCall(op, members.rank(), peer, tag) + on;
+        }
+    }
+}
