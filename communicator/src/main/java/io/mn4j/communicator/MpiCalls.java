@@ -67,8 +67,9 @@ final class MpiCalls {
     /** The calls in progress on every thread, each read consistently; drops records of ended threads. */
     static List<OpenCall.Snapshot> open() {
         List<OpenCall.Snapshot> open = new ArrayList<>();
+        long now = System.nanoTime();
         for (OpenCall c : CALLS) {
-            OpenCall.Snapshot s = c.read();
+            OpenCall.Snapshot s = c.read(now);
             if (s != null) {
                 open.add(s);
             } else if (!c.thread.isAlive() && c.idle()) {

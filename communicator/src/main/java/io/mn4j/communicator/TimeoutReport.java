@@ -36,7 +36,7 @@ final class TimeoutReport {
      */
     static String of(OpenCall.Snapshot stuck, int me, String[] answers, long timeoutNanos, double graceSeconds, long now) {
         StringBuilder sb = new StringBuilder();
-        sb.append(JobLayout.rank(me)).append(": ").append(stuck.describe()).append(" has waited ")
+        sb.append(JobLayout.rank(me)).append(": ").append(stuck.describe()).append(" has waited at least ")
                 .append(seconds(stuck.seconds(now))).append(", more than the timeout of ").append(seconds(timeoutNanos / 1e9))
                 .append(" (").append(SETTINGS).append("); ending the job");
         if (answers == null) {
