@@ -246,13 +246,13 @@ final class MpiJob {
         finish();
     }
 
-    /** ", inside allreduce on the world communicator (its collective call 7) for 2.1 s", or nothing. */
+    /** ", inside allreduce on the world communicator (its collective call 7) for at least 2.1 s", or nothing. */
     private static String inCalls() {
         long now = System.nanoTime();
         StringBuilder sb = new StringBuilder();
         for (OpenCall.Snapshot s : MpiCalls.open()) {
             sb.append(sb.length() == 0 ? ", inside " : " and ").append(s.describe())
-                    .append(String.format(Locale.ROOT, " for %.1f s", s.seconds(now)));
+                    .append(String.format(Locale.ROOT, " for at least %.1f s", s.seconds(now)));
         }
         return sb.toString();
     }

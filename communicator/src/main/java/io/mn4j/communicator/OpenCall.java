@@ -1,12 +1,13 @@
 package io.mn4j.communicator;
 
+import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 /**
  * The communicator call one thread is inside, if any, and what it waits for: written by that
  * thread as the call starts and ends, read by the {@link Watchdog}. The thread writes the fields
- * and then the call's volatile number, so that a reader that sees the same number before and
- * after reading the fields has read one call's fields. No clock is read on the calling thread
+ * and then, with release semantics, the call's number, so that a reader that sees the same number
+ * before and after reading the fields has read that call's fields. No clock is read on the calling thread
  * (System.nanoTime() cost 65 ns a call on the project's VM): the watchdog dates a call from the
  * first check that sees it, up to one of its ticks late.
  */
@@ -33,6 +34,15 @@ final class OpenCall {
     /** The call the watchdog last saw in progress, and when it first saw it (System.nanoTime()). */
     private long seenCall;
     private long seenAt;
+    private static final VarHandle CURRENT;
+
+    static {
+        try {
+            CURRENT = MethodHandles.lookup().findVarHandle(OpenCall.class, "current", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     OpenCall(Thread thread) {
         this.thread = thread;
@@ -49,12 +59,15 @@ final class OpenCall {
         this.peer = peer;
         this.tag = tag;
         this.collective = peer == COLLECTIVE && members != null ? members.startCollective() : 0;
-        current = ++calls;
+        CURRENT.setRelease(this, ++calls);
     }
 
     void end() {
         if (--depth == 0) {
-            current = 0;
+            // A release store, not a volatile one (a fence on x86): the next call's stores may be
+            // seen before it, but a call is reported only once its number has stayed for the
+            // whole timeout, and by then its fields have too.
+            CURRENT.setRelease(this, 0L);
         }
     }
 

@@ -97,12 +97,12 @@ final class TimeoutReport {
         return answer.lines().anyMatch(l -> l.startsWith(prefix));
     }
 
-    /** "in recv (rank 1 from rank 2, tag 5) for 6.0 s", or "in no communicator call". */
+    /** "in recv (rank 1 from rank 2, tag 5) for at least 6.0 s", or "in no communicator call". */
     private static String doing(String answer) {
         List<String> calls = new ArrayList<>();
         answer.lines().filter(l -> !l.isBlank()).forEach(l -> {
             String[] f = l.split("\t");
-            calls.add("in " + (f.length > 2 ? f[2] : l) + (f.length > 3 ? " for " + f[3] : ""));
+            calls.add("in " + (f.length > 2 ? f[2] : l) + (f.length > 3 ? " for at least " + f[3] : ""));
         });
         return calls.isEmpty() ? "in no communicator call" : String.join("; ", calls);
     }
