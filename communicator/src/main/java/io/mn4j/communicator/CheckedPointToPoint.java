@@ -85,6 +85,11 @@ final class CheckedPointToPoint {
 
     /** "send (rank 0 to rank 1, tag 5)": a point-to-point call, for its errors. */
     String describeCall(String op, int peer, int tag) {
+        return describeCall(op, rank, peer, tag);
+    }
+
+    /** {@link #describeCall(String, int, int)} of a call on rank {@code rank}. */
+    static String describeCall(String op, int rank, int peer, int tag) {
         return op + " (rank " + rank + (op.contains("send") ? " to rank " : " from rank ") + peer
                 + ", tag " + tag + ")";
     }

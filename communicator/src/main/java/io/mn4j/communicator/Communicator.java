@@ -2,6 +2,7 @@ package io.mn4j.communicator;
 
 import io.mn4j.communicator.MpiCalls.MpiAction;
 import java.io.Serializable;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BinaryOperator;
@@ -66,10 +67,14 @@ public final class Communicator implements AutoCloseable {
     private final Wire collectiveWire;
     private final CheckedPointToPoint pointToPoint;
     private final CheckedCollectives collectives;
+    /** Its members in world ranks and its name, for the watchdog's reports. */
+    private final Members members;
     private volatile boolean closed;
 
-    Communicator(Intracomm comm, boolean ownsComm) throws MPIException {
+    /** {@code id}: alike on every member ({@link Members#id}). */
+    Communicator(Intracomm comm, boolean ownsComm, String id) throws MPIException {
         this.comm = comm;
+        this.members = Members.of(comm, id);
         if (ownsComm) {
             owned.add(comm);
         }
@@ -79,10 +84,10 @@ public final class Communicator implements AutoCloseable {
         long chunk = checkedChunkBytes(Long.getLong("mn4j.chunkBytes", DEFAULT_CHUNK_BYTES), "-Dmn4j.chunkBytes");
         // Private duplicates: mn4j's own traffic never matches a user's message (the world
         // communicator is MPI_COMM_WORLD itself, which a program may use directly too).
-        this.p2p = new Wire(dup(comm), dup(comm), chunk);
+        this.p2p = new Wire(dup(comm), dup(comm), chunk, members);
         this.pointToPoint = new CheckedPointToPoint(p2p, rank, size, maxTag);
         Intracomm checkRounds = dup(comm);
-        this.collectiveWire = new Wire(checkRounds, dup(comm), chunk);
+        this.collectiveWire = new Wire(checkRounds, dup(comm), chunk, members);
         this.collectives = new CheckedCollectives(comm, new CrossRankChecks(checkRounds), collectiveWire,
                 new BlockExchange(dup(comm)));
         Intracomm node = comm.splitType(Intracomm.TYPE_SHARED, rank, MPI.INFO_NULL);
@@ -118,7 +123,7 @@ public final class Communicator implements AutoCloseable {
         if (world == null) {
             MpiJob.start();
             try {
-                world = new Communicator(MPI.COMM_WORLD, false);
+                world = new Communicator(MPI.COMM_WORLD, false, Members.WORLD);
             } catch (MPIException e) {
                 throw new CommunicationException("MPI initialization failed: " + e.getMessage(), e);
             }
@@ -145,6 +150,26 @@ public final class Communicator implements AutoCloseable {
      */
     public static void shutdown() {
         MpiJob.finishWhenCallsEnd("Communicator.shutdown() was called");
+    }
+
+    /**
+     * Sets how long any communicator call of this process may wait (a receive for its message, a
+     * collective for the other ranks, {@code waitFor} for its transfer) before the job ends, every
+     * rank, with a report naming the operation, its tag and the ranks that have not answered or
+     * arrived. Only time inside a call counts, not the program's own work between calls. The
+     * default is 30 minutes, or {@code -Dmn4j.timeout} / {@code MN4J_TIMEOUT} (seconds, or a
+     * number with {@code s}, {@code m} or {@code h}); {@link Duration#ZERO} turns it off. Takes
+     * effect for calls in progress too; each rank has its own.
+     *
+     * @throws IllegalArgumentException if {@code timeout} is negative
+     */
+    public static void setTimeout(Duration timeout) {
+        Watchdog.setTimeout(timeout);
+    }
+
+    /** The timeout of {@link #setTimeout}; {@link Duration#ZERO} when there is none. */
+    public static Duration timeout() {
+        return Watchdog.timeout();
     }
 
     /** The body of a job for {@link #run}. */
@@ -249,7 +274,7 @@ public final class Communicator implements AutoCloseable {
                         + (color == MPI.UNDEFINED ? " (MPI.UNDEFINED)" : "") + " is negative; every rank must"
                         + " pass a color >= 0 (this rank took part in the split but is in no new communicator)");
             }
-            return new Communicator(sub, true);
+            return new Communicator(sub, true, members.childId(color));
         });
     }
 
@@ -270,7 +295,7 @@ public final class Communicator implements AutoCloseable {
     public void send(Tensor x, int dst, int tag) {
         pointToPoint.checkPeer("send", dst, tag, false);
         long t0 = System.nanoTime();
-        long bytes = inMpi("send", () -> pointToPoint.send(x, dst, tag));
+        long bytes = inMpi("send", dst, tag, () -> pointToPoint.send(x, dst, tag));
         stats.record("send", bytes, 0, t0);
     }
 
@@ -296,7 +321,7 @@ public final class Communicator implements AutoCloseable {
     public Tensor recvInto(Tensor into, int src, int tag) {
         pointToPoint.checkPeer("recv", src, tag, false);
         long t0 = System.nanoTime();
-        Tensor out = inMpi("recv", () -> pointToPoint.recv(src, tag, into));
+        Tensor out = inMpi("recv", src, tag, () -> pointToPoint.recv(src, tag, into));
         stats.record("recv", 0, out.nbytes(), t0);
         return out;
     }
@@ -308,7 +333,7 @@ public final class Communicator implements AutoCloseable {
     public SendHandle isend(Tensor x, int dst, int tag) {
         pointToPoint.checkPeer("isend", dst, tag, true);
         long t0 = System.nanoTime();
-        SendHandle handle = inMpi("isend", () -> pointToPoint.isend(x, dst, tag));
+        SendHandle handle = inMpi("isend", dst, tag, () -> pointToPoint.isend(x, dst, tag));
         stats.record("isend", handle.bytes(), 0, t0);
         return handle;
     }
@@ -320,7 +345,7 @@ public final class Communicator implements AutoCloseable {
     public RecvHandle irecv(int src, int tag) {
         pointToPoint.checkPeer("irecv", src, tag, true);
         long t0 = System.nanoTime();
-        RecvHandle h = inMpi("irecv", () -> pointToPoint.irecv(src, tag, bytes -> stats.addReceived("irecv", bytes)));
+        RecvHandle h = inMpi("irecv", src, tag, () -> pointToPoint.irecv(src, tag, bytes -> stats.addReceived("irecv", bytes)));
         stats.record("irecv", 0, 0, t0);
         return h;
     }
@@ -599,13 +624,18 @@ public final class Communicator implements AutoCloseable {
     }
 
     /**
-     * Runs an operation's MPI calls ({@link MpiCalls#run}). A closed communicator's MPI handles are
+     * Runs a collective's MPI calls ({@link MpiCalls#run}). A closed communicator's MPI handles are
      * freed: using them would abort the job (MPI_ERR_COMM), so the operation throws here instead.
      */
     private <T> T inMpi(String op, MpiAction<T> action) {
+        return inMpi(op, OpenCall.COLLECTIVE, OpenCall.NO_TAG, action);
+    }
+
+    /** Runs the MPI calls of a point-to-point operation with {@code peer}, as {@link #inMpi(String, MpiAction)}. */
+    private <T> T inMpi(String op, int peer, int tag, MpiAction<T> action) {
         if (closed) {
             throw new IllegalStateException(op + " on rank " + rank + ": communicator closed (close() was called)");
         }
-        return MpiCalls.run(op, action);
+        return MpiCalls.run(op, members, peer, tag, action);
     }
 }

@@ -1,5 +1,6 @@
 package io.mn4j.communicator;
 
+import java.util.Locale;
 import mpi.Intracomm;
 import mpi.MPI;
 import mpi.MPIException;
@@ -22,6 +23,8 @@ final class MpiJob {
     /** The number of ranks in MPI_COMM_WORLD; 0 before {@link #start}. */
     private static volatile int worldSize;
     private static volatile boolean failing;
+    /** How long a failing rank waits for MPI_Abort to end it before it halts by itself. */
+    private static final long HALT_AFTER_SECONDS = 5;
     /** True while {@link #run} runs the job's body. */
     private static volatile boolean bodyRunning;
     /** MPI granted THREAD_MULTIPLE: threads of mn4j's own may call MPI. */
@@ -61,6 +64,8 @@ final class MpiJob {
             threadMultiple = MPI.queryThread() == MPI.THREAD_MULTIPLE;
             worldRank = MPI.COMM_WORLD.getRank();
             worldSize = MPI.COMM_WORLD.getSize();
+            JobLayout.learn();
+            Watchdog.start(threadMultiple);
             Thread.setDefaultUncaughtExceptionHandler((thread, error) -> fail(error));
             Intracomm node = MPI.COMM_WORLD.splitType(Intracomm.TYPE_SHARED, 0, MPI.INFO_NULL);
             loadLibTorchOneRankPerNodeFirst(node);
@@ -191,12 +196,33 @@ final class MpiJob {
         System.err.println("mn4j: rank " + worldRank + " failed, ending the job: " + error);
         error.printStackTrace(System.err);
         System.err.flush();
+        haltLater();
         try {
             MPI.COMM_WORLD.abort(1);
         } catch (Throwable t) {
             Runtime.getRuntime().halt(1);
         }
         Runtime.getRuntime().halt(1);
+    }
+
+    /**
+     * Ends this process {@link #HALT_AFTER_SECONDS} from now unless it has ended by then: MPI_Abort
+     * may never return where mpirun cannot be reached (this host cut off), and the rank must end.
+     */
+    private static void haltLater() {
+        Thread halt = new Thread(() -> {
+            try {
+                Thread.sleep(HALT_AFTER_SECONDS * 1000);
+            } catch (InterruptedException e) {
+                // halt now
+            }
+            System.err.println("mn4j: rank " + worldRank + ": MPI_Abort did not end this process within "
+                    + HALT_AFTER_SECONDS + " s; halting it");
+            System.err.flush();
+            Runtime.getRuntime().halt(1);
+        }, "mn4j-halt");
+        halt.setDaemon(true);
+        halt.start();
     }
 
     /**
@@ -209,18 +235,36 @@ final class MpiJob {
             return;
         }
         if (bodyRunning || MpiCalls.inProgress() > 0) {
-            // stderr on purpose, as in fail(): the user must learn why the rank ended
-            System.err.println("mn4j: rank " + worldRank + ": the JVM is exiting in the middle of the job"
-                    + " (a signal such as mpirun's SIGTERM, or System.exit); MPI is not finalized");
+            // stderr on purpose, as in fail(): the user must learn why the rank ended, and where
+            // the job's ranks ran, for mpirun's report of a lost host, which names no rank
+            System.err.println("mn4j: " + JobLayout.rank(worldRank) + ": the JVM is exiting in the middle of the job"
+                    + " (a signal such as mpirun's SIGTERM, or System.exit); MPI is not finalized"
+                    + inCalls() + JobLayout.acrossHosts());
             System.err.flush();
             return;
         }
         finish();
     }
 
+    /** ", inside allreduce on the world communicator (its collective call 7) for at least 2.1 s", or nothing. */
+    private static String inCalls() {
+        long now = System.nanoTime();
+        StringBuilder sb = new StringBuilder();
+        for (OpenCall.Snapshot s : MpiCalls.open()) {
+            sb.append(sb.length() == 0 ? ", inside " : " and ").append(s.describe())
+                    .append(String.format(Locale.ROOT, " for at least %.1f s", s.seconds(now)));
+        }
+        return sb.toString();
+    }
+
     /** The number of ranks of the job. */
     static int worldSize() {
         return worldSize;
+    }
+
+    /** This process's rank in MPI_COMM_WORLD; -1 before {@link #start}. */
+    static int worldRank() {
+        return worldRank;
     }
 
     static boolean threadMultiple() {
@@ -246,6 +290,7 @@ final class MpiJob {
         try {
             if (MPI.isInitialized() && !MPI.isFinalized()) {
                 finished = true;
+                Watchdog.stop();
                 MPI.Finalize();
             }
         } catch (MPIException e) {

@@ -91,7 +91,7 @@ public final class RecvHandle {
      * a receive posted earlier may be what the sender of this one waits on.
      */
     public Tensor waitFor() {
-        MpiCalls.enter();
+        MpiCalls.enter("waitFor", context, wire.members(), src, tag);
         try {
             while (!advance()) {
                 wire.advanceReceives();
@@ -101,7 +101,7 @@ public final class RecvHandle {
                 return handOver();
             }
         } finally {
-            MpiCalls.leave();
+            MpiCalls.leaveWatched();
         }
     }
 

@@ -22,11 +22,19 @@ public final class SendHandle {
     private final long bytes;
     /** The call, its ranks and tag, for errors. */
     private final String context;
+    /** The communicator, destination and tag, for the watchdog. */
+    private final Members members;
+    private final int dst;
+    private final int tag;
     private boolean done;
 
     /** {@code data}: held ({@link HeldTensors}); released when the send completes. */
-    SendHandle(List<Request> requests, Tensor data, ByteBuffer header, long bytes, String context) {
+    SendHandle(List<Request> requests, Tensor data, ByteBuffer header, long bytes, String context, Members members,
+            int dst, int tag) {
         this.requests = requests;
+        this.members = members;
+        this.dst = dst;
+        this.tag = tag;
         this.data = data;
         this.header = header;
         this.bytes = bytes;
@@ -71,13 +79,13 @@ public final class SendHandle {
         if (done) {
             return;
         }
-        MpiCalls.enter();
+        MpiCalls.enter("waitFor", context, members, dst, tag);
         try {
             Wire.waitAll(requests);
         } catch (MPIException e) {
             throw new CommunicationException(context + ": " + e.getMessage(), e);
         } finally {
-            MpiCalls.leave();
+            MpiCalls.leaveWatched();
         }
         release();
     }

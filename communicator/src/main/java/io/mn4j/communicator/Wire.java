@@ -36,6 +36,8 @@ final class Wire {
     private final int size;
     private final ShapeTag shapeTags;
     private volatile long chunkBytes;
+    /** The communicator's members, for what a wait on a handle reports to the watchdog. */
+    private final Members members;
     /**
      * The newest nonblocking receive per (source, tag) whose payload receive is not yet posted: it
      * posts its predecessors' first, which keeps payloads in order.
@@ -47,13 +49,18 @@ final class Wire {
     /** (destination, tag) pairs whose last message was cut short (its receiver waits for the rest). */
     private final Map<Long, String> brokenSends = new ConcurrentHashMap<>();
 
-    Wire(Intracomm headerComm, Intracomm payloadComm, long chunkBytes) throws MPIException {
+    Wire(Intracomm headerComm, Intracomm payloadComm, long chunkBytes, Members members) throws MPIException {
         this.headerComm = headerComm;
+        this.members = members;
         this.rank = headerComm.getRank();
         this.size = headerComm.getSize();
         this.payloadComm = payloadComm;
         this.chunkBytes = chunkBytes;
         this.shapeTags = new ShapeTag(ShapeTag.usableBits());
+    }
+
+    Members members() {
+        return members;
     }
 
     void setChunkBytes(long bytes) {
@@ -265,7 +272,7 @@ final class Wire {
             }
             throw e;
         }
-        return new SendHandle(requests, data, buf, h.nbytes, context);
+        return new SendHandle(requests, data, buf, h.nbytes, context, members, dst, tag);
     }
 
     /** Posts a nonblocking receive; {@code onComplete} gets the payload bytes once it has arrived. */

@@ -169,7 +169,48 @@ public final class SimulatedCluster implements AutoCloseable {
 
     /** Kills every process on host {@code i}, or with {@code ranksOnly} only the job's ranks there. */
     public String kill(int i, boolean ranksOnly) {
-        return ranksOnly ? require("kill", String.valueOf(i), "KILL", "--ranks") : require("kill", String.valueOf(i), "KILL");
+        return signal(i, "KILL", ranksOnly);
+    }
+
+    /** Sends {@code signal} (KILL, STOP, ...) to every process on host {@code i}, or only to the job's ranks there. */
+    public String signal(int i, String signal, boolean ranksOnly) {
+        return ranksOnly ? require("kill", String.valueOf(i), signal, "--ranks") : require("kill", String.valueOf(i), signal);
+    }
+
+    /** Takes host {@code i}'s network link down or brings it up. */
+    public String link(int i, boolean up) {
+        return require("link", String.valueOf(i), up ? "up" : "down");
+    }
+
+    /** The Java processes running on host {@code i} (a job's ranks), by process id. */
+    public List<Long> javaProcesses(int i) {
+        try {
+            Process p = new ProcessBuilder("ip", "netns", "pids", hostName(i)).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            p.waitFor();
+            List<Long> java = new ArrayList<>();
+            for (String pid : out.split("\\s+")) {
+                Path comm = Path.of("/proc", pid, "comm");
+                if (!pid.isEmpty() && Files.exists(comm) && readOrEmpty(comm).strip().equals("java")) {
+                    java.add(Long.parseLong(pid));
+                }
+            }
+            return java;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted listing the processes of " + hostName(i), e);
+        }
+    }
+
+    /** A file of a process that may end meanwhile: empty once it has. */
+    private static String readOrEmpty(Path file) {
+        try {
+            return Files.readString(file);
+        } catch (IOException gone) {
+            return "";
+        }
     }
 
     /** Tears the cluster down (idempotent); the shutdown hook is no longer needed. */

@@ -44,7 +44,7 @@ public class WireSuite implements ScenarioSuite {
         Intracomm headers = world.dup();
         Intracomm payloads = world.dup();
         try {
-            Wire wire = new Wire(headers, payloads, Communicator.DEFAULT_CHUNK_BYTES);
+            Wire wire = new Wire(headers, payloads, Communicator.DEFAULT_CHUNK_BYTES, Members.of(headers, "wire-suite"));
             int me = payloads.getRank();
             int n = payloads.getSize();
             int last = n - 1;

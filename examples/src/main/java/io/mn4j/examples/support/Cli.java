@@ -66,7 +66,22 @@ public final class Cli {
         });
         int code = cl.execute(args);
         System.out.flush();
+        if (code == USAGE && launchRank() != 0) {
+            giveRankZeroTimeToReport();
+        }
         System.exit(code);
+    }
+
+    /**
+     * A muted rank that refused its options waits before exiting: mpirun kills the job when the
+     * first rank fails, and rank 0, which says why, must not be killed before it has said so.
+     */
+    private static void giveRankZeroTimeToReport() {
+        try {
+            Thread.sleep(3000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** An option value or input that the program refused: the user's to fix, not a bug to trace. */

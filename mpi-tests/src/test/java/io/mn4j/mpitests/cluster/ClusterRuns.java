@@ -8,6 +8,7 @@ import io.mn4j.mpitests.MpiLauncher;
 import io.mn4j.mpitests.SimulatedCluster;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -96,5 +97,24 @@ final class ClusterRuns {
         int code = cl.execute(args);
         assertEquals(0, code, () -> command.getClass().getSimpleName() + " " + String.join(" ", args) + " failed:\n" + out);
         return out.toString();
+    }
+
+    /** Waits until rank 0 of a {@code TrainGnn} job writing to {@code log} reports epoch {@code n}; false if the job ended first. */
+    static boolean awaitEpoch(Process job, Path log, int n) {
+        String line = String.format("epoch %7d/", n);
+        try {
+            while (job.isAlive()) {
+                if (Files.exists(log) && Files.readString(log).contains(line)) {
+                    return true;
+                }
+                Thread.sleep(200);
+            }
+            return false;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
     }
 }
