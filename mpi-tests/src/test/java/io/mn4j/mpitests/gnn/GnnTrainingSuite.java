@@ -92,7 +92,10 @@ public class GnnTrainingSuite implements ScenarioSuite {
         s.put("GCN on Cora, dropout 0.5: losses for the comparison across rank counts", GnnTrainingSuite::gcnCoraLosses);
         s.put(GAT_LOSSES, (c, check) -> {
             for (AggregationMode mode : Modes.exact()) {
-                writeLosses(c, "gat", mode, train(c, TrainingData.cora(c.size()), GnnRun.Config.gatCora(mode, 1), LOSS_EPOCHS));
+                List<EpochStats> epochs = train(c, TrainingData.cora(c.size()), GnnRun.Config.gatCora(mode, 1), LOSS_EPOCHS);
+                check.equal(mode + " epochs", LOSS_EPOCHS, epochs.size());
+                check.isTrue(mode + " losses are finite", epochs.stream().allMatch(e -> Double.isFinite(e.trainLoss())), "losses " + losses(epochs));
+                writeLosses(c, "gat", mode, epochs);
             }
         });
         s.put("GCN on Cora PIPELINED, dropout 0.5: two runs give the same losses (deterministic with staleness 1)",
