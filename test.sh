@@ -5,4 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-exec scripts/maven install "$@"
+status=0
+scripts/maven install "$@" || status=$?
+if [ "$status" -ne 0 ]; then
+    echo "---- failed tests ----"
+    scripts/failed-tests || true
+fi
+exit "$status"

@@ -11,9 +11,14 @@ final class Tags {
     /** Caller tags get at most this many bits: [0, 65536), whatever MPI allows. */
     private static final int MAX_USER_BITS = 16;
     /** Occurrence numbers get at most this many bits (wrapping at 16384). */
-    private static final int MAX_OCCURRENCE_BITS = 14;
+    static final int MAX_OCCURRENCE_BITS = 14;
     /** ... and at least this many, at the expense of caller tags when MPI_TAG_UB is small. */
-    private static final int MIN_OCCURRENCE_BITS = 6;
+    static final int MIN_OCCURRENCE_BITS = 6;
+    /**
+     * {@code -Dmn4j.functions.occurrenceBits} lowers the ceiling, so that tests reach the wrap of
+     * the occurrence numbers in hundreds of messages instead of tens of thousands.
+     */
+    private static final String CAP_PROPERTY = "mn4j.functions.occurrenceBits";
 
     private final int maxTag;
     private final int userLimit;
@@ -27,11 +32,16 @@ final class Tags {
      *     next to the occurrence bits (MPI promises at least 32767, which is enough)
      */
     Tags(int maxTag) {
+        this(maxTag, occurrenceBitsCap(System.getProperty(CAP_PROPERTY)));
+    }
+
+    /** As {@link #Tags(int)}, with occurrence numbers of at most {@code maxOccurrenceBits} bits. */
+    Tags(int maxTag, int maxOccurrenceBits) {
         // Every tag below 2^bits is allowed; the top one of those bits marks gradients.
         int bits = 63 - Long.numberOfLeadingZeros((long) maxTag + 1);
         int shared = bits - 1;
-        int occurrence = Math.max(MIN_OCCURRENCE_BITS, Math.min(MAX_OCCURRENCE_BITS, shared - MAX_USER_BITS));
-        int user = shared - occurrence;
+        int occurrence = Math.max(MIN_OCCURRENCE_BITS, Math.min(maxOccurrenceBits, shared - MAX_USER_BITS));
+        int user = Math.min(MAX_USER_BITS, shared - occurrence);
         if (user < 1) {
             throw new IllegalArgumentException("MPI_TAG_UB " + maxTag + " is too small for the gradient tags of"
                     + " the differentiable functions: they need " + (MIN_OCCURRENCE_BITS + 2)
@@ -41,6 +51,23 @@ final class Tags {
         this.userLimit = 1 << user;
         this.occurrenceBits = occurrence;
         this.gradientBit = 1 << shared;
+    }
+
+    /** The ceiling of occurrence bits that {@code -Dmn4j.functions.occurrenceBits} sets (default 14). */
+    static int occurrenceBitsCap(String property) {
+        if (property == null) {
+            return MAX_OCCURRENCE_BITS;
+        }
+        try {
+            int bits = Integer.parseInt(property.trim());
+            if (bits >= MIN_OCCURRENCE_BITS && bits <= MAX_OCCURRENCE_BITS) {
+                return bits;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException("-D" + CAP_PROPERTY + "=" + property + ": expected a whole number from "
+                + MIN_OCCURRENCE_BITS + " to " + MAX_OCCURRENCE_BITS);
     }
 
     /** Caller tags must lie in [0, userLimit()). */

@@ -71,4 +71,20 @@ class TagsTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new Tags(127));
         assertTrue(e.getMessage().contains("MPI_TAG_UB 127"), e.getMessage());
     }
+
+    @Test
+    void aLowerCeilingShortensTheOccurrencesAndKeepsTheCallerTags() {
+        Tags t = new Tags(OPEN_MPI_SHARED_MEMORY, 8);
+        assertEquals(65536, t.userLimit());
+        assertEquals(256, t.occurrences());
+        assertEquals(t.gradient(7, 5), t.gradient(7, 5 + 256), "occurrence numbers wrap at 256");
+        assertEquals(1 << 30, t.gradient(0, 0), "the gradient bit stays where MPI_TAG_UB puts it");
+        assertEquals(14, Tags.occurrenceBitsCap(null));
+        assertEquals(8, Tags.occurrenceBitsCap(" 8"));
+        for (String bad : new String[] {"5", "15", "eight"}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Tags.occurrenceBitsCap(bad));
+            assertTrue(e.getMessage().contains("mn4j.functions.occurrenceBits=" + bad)
+                    && e.getMessage().contains("from 6 to 14"), e.getMessage());
+        }
+    }
 }

@@ -19,7 +19,6 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
@@ -146,15 +145,10 @@ public class ClusterSuite implements ScenarioSuite {
     /**
      * This suite and the one-host suites of the Communicator and the differentiable functions in one
      * launch (a JVM with LibTorch per rank costs seconds), their scenarios named after their suite.
-     * Left out: the functions' two tag-exhaustion loops (tens of thousands of send/recv round trips
-     * between ranks 2k and 2k+1, which share a host in both layouts, so no TCP): they test the
-     * functions' bookkeeping, not the transport, and on a loaded machine they alone outlast the
-     * launch's timeout (the one-host suite runs them).
+     * The wrap of gradient tags ({@code GradientTagsSuite}) stays in the one-host suite: it tests the
+     * functions' bookkeeping, not the transport.
      */
     public static class All implements ScenarioSuite {
-        private static final Set<String> LEFT_OUT = Set.of("FunctionsSuite: gradient tags that would repeat refused",
-                "FunctionsSuite: gradient tags given back by backward and by freed graphs");
-
         @Override
         public Map<String, Scenario> scenarios() {
             Map<String, Scenario> all = new LinkedHashMap<>();
@@ -162,10 +156,6 @@ public class ClusterSuite implements ScenarioSuite {
                     new WireSuite(), new FunctionsSuite(), new ModelSuite())) {
                 suite.scenarios().forEach((name, scenario) -> all.put(suite.getClass().getSimpleName() + ": " + name, scenario));
             }
-            if (!all.keySet().containsAll(LEFT_OUT)) {
-                throw new IllegalStateException("a scenario left out of the cluster run no longer exists: " + LEFT_OUT);
-            }
-            all.keySet().removeAll(LEFT_OUT);
             return all;
         }
     }

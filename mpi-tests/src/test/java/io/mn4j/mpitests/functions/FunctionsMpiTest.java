@@ -28,4 +28,11 @@ class FunctionsMpiTest {
     Stream<DynamicNode> functionsAndModels() {
         return MpiSuiteTests.forRanks(All.class, 420, 1, 2, 3, 4);
     }
+
+    /** The wrap of gradient tags, with a range of 256 messages instead of 16384. */
+    @TestFactory
+    Stream<DynamicNode> gradientTags() {
+        return MpiSuiteTests.forRanks(GradientTagsSuite.class, 300,
+                Map.of("JAVA_TOOL_OPTIONS", "-Dmn4j.functions.occurrenceBits=8"), 2, 3);
+    }
 }

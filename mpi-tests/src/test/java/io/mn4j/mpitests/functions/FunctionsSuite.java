@@ -64,8 +64,6 @@ public class FunctionsSuite implements ScenarioSuite {
         s.put("second backward refused", FunctionsSuite::secondBackward);
         s.put("create_graph refused", FunctionsSuite::createGraphRefused);
         s.put("sendAll received with recv", FunctionsSuite::sendAllReceivedWithRecv);
-        s.put("gradient tags that would repeat refused", FunctionsSuite::gradientTagsRepeat);
-        s.put("gradient tags given back by backward and by freed graphs", FunctionsSuite::gradientTagsGivenBack);
         return s;
     }
 
@@ -808,98 +806,9 @@ public class FunctionsSuite implements ScenarioSuite {
     }
 
     /** The partner of this rank in pairs (0, 1), (2, 3), ...; -1 for the last rank of an odd count. */
-    private static int partner(Communicator c) {
+    static int partner(Communicator c) {
         int p = c.rank() ^ 1;
         return p < c.size() ? p : -1;
-    }
-
-    /**
-     * Gradient tags repeat every N messages of a (peer, tag) pair (N from MPI_TAG_UB): the message
-     * that would share one with an earlier message still awaiting its backward is refused on both
-     * ranks, before it travels. Once the earlier graphs are freed, the pair goes on, in step.
-     */
-    private static void gradientTagsRepeat(Communicator c, Check check) {
-        int peer = partner(c);
-        int me = c.rank();
-        if (peer >= 0) {
-            boolean sender = me % 2 == 0;
-            String refused = null;
-            int accepted = 0;
-            try (PointerScope scope = new PointerScope()) {
-                Tensor x = det(8700, 2).requires_grad_(true);
-                for (; accepted < 1 << 17 && refused == null; accepted++) {
-                    try {
-                        if (sender) {
-                            Functions.send(x, c, peer, 24);
-                        } else {
-                            Functions.recv(c, peer, 24);
-                        }
-                    } catch (IllegalStateException e) {
-                        refused = e.getMessage();
-                        accepted--;
-                    }
-                }
-            } // frees every graph: the tags are free again
-            String op = sender ? "send(rank " + me + " -> " + peer + ", tag 24)" : "recv(rank " + me + " <- " + peer + ", tag 24)";
-            check.isTrue("refused at a power of two of at least 64 messages", refused != null && accepted >= 64
-                    && Integer.bitCount(accepted) == 1, "accepted " + accepted + " messages, then " + refused);
-            String expected = op + ": message " + accepted + " of this pair";
-            check.isTrue("the refusal names the message and the limit", refused != null && refused.contains(expected)
-                    && refused.contains("repeat every " + accepted + " messages") && refused.contains("more tags"),
-                    "got: " + refused);
-            if (sender) {
-                Tensor x = det(8701, 3).requires_grad_(true);
-                Functions.send(x, c, peer, 24).backward();
-                check.tensorsClose("gradient after the graphs were freed", torch.full(new long[] {3}, new Scalar(2.0),
-                        F64), grad(x), 0);
-            } else {
-                Tensor z = Functions.recv(c, peer, 24);
-                check.tensorsClose("message after the graphs were freed", det(8701, 3), z, 0);
-                z.mul(new Scalar(2.0)).sum().backward();
-            }
-        }
-        settled(c, check);
-    }
-
-    /**
-     * A training loop holds no gradient tag beyond its iteration: on one tag, more passes with
-     * backward than the tags' range (at most 16384), and as many more freed without it (an
-     * evaluation with grad mode on), alternating, through send/recv and sendAll/recvAll, are
-     * never refused.
-     */
-    private static void gradientTagsGivenBack(Communicator c, Check check) {
-        int peer = partner(c);
-        int me = c.rank();
-        if (peer >= 0) {
-            String firstProblem = null;
-            Tensor x = det(8800, 2).requires_grad_(true);
-            for (int i = 0; i < 34_000 && firstProblem == null; i++) {
-                try (PointerScope scope = new PointerScope()) {
-                    boolean withBackward = i % 2 == 0;
-                    boolean list = i % 4 >= 2; // sendAll/recvAll hold the pair's tags too
-                    if (me % 2 == 0) {
-                        Tensor delegate = list ? Functions.sendAll(List.of(x), c, peer, 25)
-                                : Functions.send(x, c, peer, 25);
-                        if (withBackward) {
-                            delegate.backward();
-                        }
-                    } else {
-                        Tensor z = list ? Functions.recvAll(c, peer, 25, null).get(0) : Functions.recv(c, peer, 25);
-                        if (withBackward) {
-                            z.sum().backward();
-                        }
-                    }
-                } catch (RuntimeException e) {
-                    firstProblem = "pass " + i + ": " + e.getMessage();
-                }
-            }
-            check.isTrue("34000 passes on one tag", firstProblem == null, firstProblem);
-            if (me % 2 == 0) {
-                check.tensorsClose("gradients of the passes with backward", torch.full(new long[] {2},
-                        new Scalar(17_000.0), F64), grad(x), 0);
-            }
-        }
-        settled(c, check);
     }
 
     /** backward() with create_graph=true (and a retained graph). */
@@ -1001,7 +910,7 @@ public class FunctionsSuite implements ScenarioSuite {
     }
 
     /** Every gradient send of this rank has completed; then the ranks meet. */
-    private static void settled(Communicator c, Check check) {
+    static void settled(Communicator c, Check check) {
         Functions.flush(c);
         check.equal("sends in flight", 0, Functions.pendingSends(c));
         c.barrier();
