@@ -5,6 +5,7 @@ import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BinaryOperator;
+import java.util.function.Function;
 import mpi.Intracomm;
 import mpi.MPI;
 import mpi.MPIException;
@@ -66,6 +67,8 @@ public final class Communicator implements AutoCloseable {
     private final Wire collectiveWire;
     private final CheckedPointToPoint pointToPoint;
     private final CheckedCollectives collectives;
+    private final CrossRankChecks checks;
+    private final GradientReducer gradients;
     private volatile boolean closed;
 
     Communicator(Intracomm comm, boolean ownsComm) throws MPIException {
@@ -83,7 +86,8 @@ public final class Communicator implements AutoCloseable {
         this.pointToPoint = new CheckedPointToPoint(p2p, rank, size, maxTag);
         Intracomm checkRounds = dup(comm);
         this.collectiveWire = new Wire(checkRounds, dup(comm), chunk);
-        this.collectives = new CheckedCollectives(comm, new CrossRankChecks(checkRounds), collectiveWire,
+        this.checks = new CrossRankChecks(checkRounds);
+        this.collectives = new CheckedCollectives(comm, checks, collectiveWire,
                 new BlockExchange(dup(comm)));
         Intracomm node = comm.splitType(Intracomm.TYPE_SHARED, rank, MPI.INFO_NULL);
         this.intraRank = node.getRank();
@@ -98,6 +102,7 @@ public final class Communicator implements AutoCloseable {
         this.interSize = nodeIndexAndCount[1];
         node.free();
         this.stats = new CommStats(rank);
+        this.gradients = new GradientReducer(this);
     }
 
     private Intracomm dup(Intracomm c) throws MPIException {
@@ -545,10 +550,19 @@ public final class Communicator implements AutoCloseable {
 
     /**
      * Replaces every parameter's gradient by its mean over the ranks (missing gradients count as
-     * zeros), in parameter order, with one allreduce.
+     * zeros), in parameter order, with one allreduce ({@link GradReduction#flat()}).
      */
     public void meanGrad(Module module) {
-        ModelSync.reduceGradients(module, flat -> allreduceInto(flat, flat, ReduceOp.MEAN));
+        meanGrad(module, GradReduction.flat());
+    }
+
+    /**
+     * {@link #meanGrad(Module)} reduced as {@code how} says: flat or hierarchical, in the gradients'
+     * dtype or in 16 bits between nodes. Every rank passes the same {@code how}; one small
+     * all-reduce checks that before the gradients move.
+     */
+    public void meanGrad(Module module, GradReduction how) {
+        ModelSync.reduceGradients(module, flat -> gradients.reduce("meanGrad", flat, true, how));
     }
 
     /**
@@ -556,7 +570,25 @@ public final class Communicator implements AutoCloseable {
      * zeros), for losses that each rank computes a share of; in parameter order, with one allreduce.
      */
     public void sumGrad(Module module) {
-        ModelSync.reduceGradients(module, flat -> allreduceInto(flat, flat, ReduceOp.SUM));
+        sumGrad(module, GradReduction.flat());
+    }
+
+    /** {@link #sumGrad(Module)} reduced as {@code how} says (see {@link #meanGrad(Module, GradReduction)}). */
+    public void sumGrad(Module module, GradReduction how) {
+        ModelSync.reduceGradients(module, flat -> gradients.reduce("sumGrad", flat, false, how));
+    }
+
+    /**
+     * Returns once every rank passed the same {@code values} and {@code fine}; otherwise every rank
+     * throws a {@link CommunicationException} with {@code rule} and every rank's values, as
+     * {@code describe} words them. One small all-reduce.
+     */
+    void agreeOnValues(String op, boolean fine, long[] values, Function<long[], String> describe,
+            String rule) {
+        inMpi(op, () -> {
+            checks.agreeOnValues(op, fine, values, describe, rule);
+            return null;
+        });
     }
 
     // ------------------------------------------------------------------------------------------
@@ -582,6 +614,7 @@ public final class Communicator implements AutoCloseable {
         if (closed) {
             return;
         }
+        gradients.close();
         closed = true;
         p2p.close();
         if (!MpiCalls.enterUnlessEnding()) {

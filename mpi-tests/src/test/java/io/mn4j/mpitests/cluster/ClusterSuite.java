@@ -11,6 +11,7 @@ import io.mn4j.mpitests.communicator.CollectiveSuite;
 import io.mn4j.mpitests.communicator.GroupSuite;
 import io.mn4j.mpitests.communicator.P2pSuite;
 import io.mn4j.mpitests.functions.FunctionsSuite;
+import io.mn4j.mpitests.functions.GradReductionSuite;
 import io.mn4j.mpitests.functions.ModelSuite;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -159,7 +160,7 @@ public class ClusterSuite implements ScenarioSuite {
         public Map<String, Scenario> scenarios() {
             Map<String, Scenario> all = new LinkedHashMap<>();
             for (ScenarioSuite suite : List.of(new ClusterSuite(), new P2pSuite(), new CollectiveSuite(), new GroupSuite(),
-                    new WireSuite(), new FunctionsSuite(), new ModelSuite())) {
+                    new WireSuite(), new FunctionsSuite(), new ModelSuite(), new GradReductionSuite())) {
                 suite.scenarios().forEach((name, scenario) -> all.put(suite.getClass().getSimpleName() + ": " + name, scenario));
             }
             if (!all.keySet().containsAll(LEFT_OUT)) {

@@ -14,12 +14,13 @@ import org.junit.jupiter.api.TestFactory;
  * suites (a launch costs seconds of JVM and MPI start-up).
  */
 class FunctionsMpiTest {
-    /** {@link FunctionsSuite} then {@link ModelSuite}, in one launch. */
+    /** {@link FunctionsSuite}, {@link ModelSuite} and {@link GradReductionSuite}, in one launch. */
     public static class All implements ScenarioSuite {
         @Override
         public Map<String, Scenario> scenarios() {
             Map<String, Scenario> s = new LinkedHashMap<>(new FunctionsSuite().scenarios());
             s.putAll(new ModelSuite().scenarios());
+            s.putAll(new GradReductionSuite().scenarios());
             return s;
         }
     }
