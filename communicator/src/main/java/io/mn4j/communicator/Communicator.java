@@ -124,6 +124,7 @@ public final class Communicator implements AutoCloseable {
             MpiJob.start();
             try {
                 world = new Communicator(MPI.COMM_WORLD, false);
+                TransferProgress.configure(world.interSize());
             } catch (MPIException e) {
                 throw new CommunicationException("MPI initialization failed: " + e.getMessage(), e);
             }
@@ -314,6 +315,7 @@ public final class Communicator implements AutoCloseable {
         pointToPoint.checkPeer("isend", dst, tag, true);
         long t0 = System.nanoTime();
         SendHandle handle = inMpi("isend", () -> pointToPoint.isend(x, dst, tag));
+        handle.countWaitsIn(stats);
         stats.record("isend", handle.bytes(), 0, t0);
         return handle;
     }
@@ -326,6 +328,7 @@ public final class Communicator implements AutoCloseable {
         pointToPoint.checkPeer("irecv", src, tag, true);
         long t0 = System.nanoTime();
         RecvHandle h = inMpi("irecv", () -> pointToPoint.irecv(src, tag, bytes -> stats.addReceived("irecv", bytes)));
+        h.countWaitsIn(stats);
         stats.record("irecv", 0, 0, t0);
         return h;
     }

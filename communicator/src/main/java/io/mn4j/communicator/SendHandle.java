@@ -23,6 +23,8 @@ public final class SendHandle {
     /** The call, its ranks and tag, for errors. */
     private final String context;
     private boolean done;
+    /** Where {@link #waitFor()} counts the time it blocks, or null. */
+    private CommStats waits;
 
     /** {@code data}: held ({@link HeldTensors}); released when the send completes. */
     SendHandle(List<Request> requests, Tensor data, ByteBuffer header, long bytes, String context) {
@@ -71,6 +73,7 @@ public final class SendHandle {
         if (done) {
             return;
         }
+        long t0 = System.nanoTime();
         MpiCalls.enter();
         try {
             Wire.waitAll(requests);
@@ -78,8 +81,16 @@ public final class SendHandle {
             throw new CommunicationException(context + ": " + e.getMessage(), e);
         } finally {
             MpiCalls.leave();
+            if (waits != null) {
+                waits.record(CommStats.WAIT, 0, 0, t0);
+            }
         }
         release();
+    }
+
+    /** Counts the time {@link #waitFor()} blocks in {@code stats}, as {@link CommStats#WAIT}. */
+    synchronized void countWaitsIn(CommStats stats) {
+        waits = stats;
     }
 
     private void release() {
