@@ -12,8 +12,8 @@
 # epoch alone are the difference of the two runs (each host's eth0 counters, read before and after
 # each run), so data loading and start-up cancel out; the epoch time is the 2-epoch run's second
 # epoch (epochs.csv). Writes bench/results/data-parallel/data-parallel.csv
-# (link,variant,round,epoch_seconds,tx_bytes_per_epoch,rx_bytes_per_epoch,test_accuracy,load) and
-# data-parallel.txt (the log, with the load). Needs root; MN4J_CLUSTER names the cluster (default dpnet).
+# (link,variant,round,epoch_seconds,tx_bytes_per_epoch,rx_bytes_per_epoch,test_accuracy,load),
+# data-parallel.png (bytes and epoch time per variant) and data-parallel.txt (the log, with the load). Needs root; MN4J_CLUSTER names the cluster (default dpnet).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -70,4 +70,5 @@ for link in ${links//,/ }; do
   done
 done
 column -s, -t "$csv"
-echo "Results: $csv, log $log"
+java -cp "$(bench_classpath io.mn4j.bench.DataParallelPlot)" io.mn4j.bench.DataParallelPlot --csv "$csv" --png "$out/data-parallel.png"
+echo "Results: $csv, $out/data-parallel.png, log $log"

@@ -57,7 +57,7 @@ for link in ${links//,/ }; do
   echo "== link $link, before: $(uptime)" | tee -a "$log"
   MN4J_THREADS=1 "$root/scripts/cluster" --name "$name" run --slots 1,1 -cp "$cp" \
     io.mn4j.bench.GnnNetworkBenchmark --data "$data" --link "$link" --modes "$modes" --rounds "$rounds" \
-    --epochs "$epochs" --csv "$csv" 2>&1 | grep -v '^\[main\] INFO' | tee -a "$log"
+    --epochs "$epochs" --csv "$csv" 2>&1 | grep --line-buffered -v '^\[main\] INFO' | tee -a "$log"
   echo "== link $link, after: $(uptime)" | tee -a "$log"
 done
 java -cp "$cp" io.mn4j.bench.GnnNetworkPlot --csv "$csv" --png "$out/gnn-network.png"

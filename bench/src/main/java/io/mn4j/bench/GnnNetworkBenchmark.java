@@ -2,16 +2,16 @@ package io.mn4j.bench;
 
 import io.mn4j.communicator.CommStats;
 import io.mn4j.communicator.Communicator;
-import io.mn4j.communicator.ReduceOp;
-import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.nn.GnnModel;
 import io.mn4j.gnn.partition.PartitionData;
 import io.mn4j.gnn.partition.PartitionReader;
 import io.mn4j.gnn.sampling.DistNeighborSampler;
 import io.mn4j.gnn.shard.AggregationMode;
 import io.mn4j.gnn.shard.GraphShardManager;
+import io.mn4j.gnn.train.FullGraphTrainer;
 import io.mn4j.gnn.train.LocalNodes;
 import io.mn4j.gnn.train.MiniBatchTrainer;
+import io.mn4j.gnn.train.Trainer;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -26,9 +26,6 @@ import java.util.concurrent.Callable;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Adam;
 import org.bytedeco.pytorch.AdamOptions;
-import org.bytedeco.pytorch.Scalar;
-import org.bytedeco.pytorch.Tensor;
-import org.bytedeco.pytorch.TensorOptional;
 import org.bytedeco.pytorch.global.torch;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -136,19 +133,15 @@ public final class GnnNetworkBenchmark implements Callable<Integer> {
         if (!sampled) {
             graph.mode(aggregationMode(mode)).staleness(mode.equals("pipelined-s2") ? 2 : 1);
         }
-        Tensor x = part.features();
-        Tensor labels = part.labels();
-        Tensor trainIdx = part.trainMask().nonzero().squeeze(1);
-        double globalTrain = comm.allreduce(torch.scalar_tensor(new Scalar(trainIdx.size(0))).to(torch.ScalarType.Double),
-                ReduceOp.SUM).item_double();
         torch.manual_seed(1);
-        GnnModel model = new GnnModel(sampled ? GnnModel.Kind.SAGE : GnnModel.Kind.GCN, x.size(1), hidden,
+        GnnModel model = new GnnModel(sampled ? GnnModel.Kind.SAGE : GnnModel.Kind.GCN, part.features().size(1), hidden,
                 part.metadata().numClasses(), layers, 0, 1);
-        comm.bcastData(model, 0);
         Adam adam = new Adam(model.parameters(), new AdamOptions(0.01));
-        MiniBatchTrainer trainer = !sampled ? null : new MiniBatchTrainer(comm, null, model, adam,
-                new LocalNodes(x, labels, part.trainMask(), part.valMask(), part.testMask()),
-                new DistNeighborSampler(comm, part.metadata().partNodeOffsets(), part.adjacency(), fanouts, 1), batchSize, 1);
+        LocalNodes nodes = new LocalNodes(part.features(), part.labels(), part.trainMask(), part.valMask(), part.testMask());
+        Trainer trainer = sampled
+                ? new MiniBatchTrainer(comm, null, model, adam, nodes,
+                        new DistNeighborSampler(comm, part.metadata().partNodeOffsets(), part.adjacency(), fanouts, 1), batchSize, 1)
+                : new FullGraphTrainer(comm, graph, model, adam, nodes);
         List<CommStats> stats = List.of(comm.stats(), graph.communicator().stats());
         double[][] figures = new double[epochs + 1][];
         double[] losses = new double[epochs + 1];
@@ -161,7 +154,7 @@ public final class GnnNetworkBenchmark implements Callable<Integer> {
             long t0 = System.nanoTime();
             double loss;
             try (PointerScope scope = new PointerScope()) {
-                loss = trainer != null ? trainer.trainEpoch() : fullGraphEpoch(graph, model, adam, x, labels, trainIdx, globalTrain);
+                loss = trainer.trainEpoch();
             }
             double seconds = (System.nanoTime() - t0) / 1e9;
             double waiting = 0;
@@ -188,20 +181,6 @@ public final class GnnNetworkBenchmark implements Callable<Integer> {
             opSeconds.forEach((op, sec) -> b.append(String.format(Locale.ROOT, " %s %.3f", op, sec)));
             System.out.println(b);
         }
-    }
-
-    private double fullGraphEpoch(GraphShardManager graph, GnnModel model, Adam adam, Tensor x, Tensor labels, Tensor trainIdx,
-            double globalTrain) {
-        adam.zero_grad();
-        graph.nextEpoch();
-        Tensor out = model.forward(graph, x, true);
-        Tensor logp = torch.log_softmax(out.index_select(0, trainIdx), 1);
-        Tensor loss = torch.nll_loss(logp, labels.index_select(0, trainIdx), new TensorOptional(), 2, Graph.UNLABELLED)
-                .div(new Scalar(globalTrain));
-        loss.backward();
-        comm.sumGrad(model); // each rank's loss is its share of the global mean
-        adam.step();
-        return comm.allreduce(loss.detach().to(torch.ScalarType.Double), ReduceOp.SUM).item_double();
     }
 
     /** Gathers every rank's figures; rank 0 prints and appends the row of a timed epoch. */
