@@ -41,7 +41,8 @@ import picocli.CommandLine.Option;
 @Command(name = "TrainDataParallel", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Data-parallel MLP on Fashion-MNIST: scatterDataset + MultiNodeOptimizer.", ""},
         footer = {"", "Examples:", "  scripts/mn4j-run -np 2 io.mn4j.examples.TrainDataParallel --epochs 5",
-            "  scripts/cluster run --slots 2,2 io.mn4j.examples.TrainDataParallel --grad-reduction hierarchical --grad-dtype bfloat16"})
+            "  scripts/cluster run --slots 2,2 io.mn4j.examples.TrainDataParallel \\",
+            "      --grad-reduction hierarchical --grad-dtype bfloat16"})
 public final class TrainDataParallel implements Callable<Integer> {
     @Mixin
     CommonOptions opts = new CommonOptions();
