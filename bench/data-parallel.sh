@@ -17,6 +17,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+. bench/lib.sh
 
 links=1gbit,10gbit variants=flat,hierarchical,flat:bfloat16,hierarchical:bfloat16 rounds=1 build=1
 while [ $# -gt 0 ]; do
@@ -25,11 +26,10 @@ while [ $# -gt 0 ]; do
     --variants) variants=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
     --no-build) build=0; shift ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) bench_usage "$0"; exit 0 ;;
     *) echo "data-parallel: unknown argument $1 (try --help)" >&2; exit 2 ;;
   esac
 done
-. bench/lib.sh
 bench_build
 name=${MN4J_CLUSTER:-dpnet}
 out=$root/bench/results/data-parallel

@@ -20,6 +20,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+. bench/lib.sh
 
 links=1gbit,2500mbit,10gbit,none rounds=2 epochs=3 modes=sar,one-shot,pipelined,pipelined-s2,sampled
 nodes=200000 degree=10 out=$root/bench/results/gnn-network build=1
@@ -33,11 +34,10 @@ while [ $# -gt 0 ]; do
     --degree) degree=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --no-build) build=0; shift ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) bench_usage "$0"; exit 0 ;;
     *) echo "gnn-network: unknown argument $1 (try --help)" >&2; exit 2 ;;
   esac
 done
-. bench/lib.sh
 bench_build
 cp=$(bench_classpath io.mn4j.bench.GnnNetworkBenchmark)
 name=${MN4J_CLUSTER:-gnnnet}

@@ -27,7 +27,6 @@ import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Adam;
 import org.bytedeco.pytorch.AdamOptions;
 import org.bytedeco.pytorch.global.torch;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -83,13 +82,11 @@ public final class GnnNetworkBenchmark implements Callable<Integer> {
     private Communicator comm;
 
     public static void main(String[] args) {
-        int[] code = new int[1];
-        Communicator.run(w -> {
+        MpiCommand.main(args, world -> {
             GnnNetworkBenchmark b = new GnnNetworkBenchmark();
-            b.comm = w;
-            code[0] = new CommandLine(b).execute(args);
+            b.comm = world;
+            return b;
         });
-        System.exit(code[0]);
     }
 
     @Override
