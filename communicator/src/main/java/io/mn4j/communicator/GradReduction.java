@@ -78,6 +78,7 @@ public final class GradReduction {
         });
     }
 
+    /** The route of the data: flat or hierarchical. */
     public Route route() {
         return route;
     }
@@ -122,6 +123,7 @@ public final class GradReduction {
         return "dtype " + value;
     }
 
+    /** "flat", "hierarchical", "hierarchical in BFloat16", ... */
     @Override
     public String toString() {
         return describe(code());
