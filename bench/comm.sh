@@ -39,6 +39,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+. bench/lib.sh
 
 quick=() build=1 stat=min repeats=21 rounds= join_only=0 links=
 while [ $# -gt 0 ]; do
@@ -50,7 +51,7 @@ while [ $# -gt 0 ]; do
     --stat) stat=$2; shift 2 ;;
     --repeats) repeats=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) bench_usage "$0"; exit 0 ;;
     *) echo "bench-comm: unknown argument $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -62,7 +63,6 @@ work=$results/work
 mkdir -p "$work"
 cluster_name=${MN4J_CLUSTER:-bench}
 
-. bench/lib.sh
 bench_build
 command -v mpicc >/dev/null || { echo "bench-comm: mpicc not found (run scripts/setup.sh)" >&2; exit 1; }
 cp=$(bench_classpath io.mn4j.bench.CommBenchmark)
