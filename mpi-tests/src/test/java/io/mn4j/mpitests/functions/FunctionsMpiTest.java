@@ -14,13 +14,12 @@ import org.junit.jupiter.api.TestFactory;
  * suites (a launch costs seconds of JVM and MPI start-up).
  */
 class FunctionsMpiTest {
-    /** {@link FunctionsSuite}, {@link ModelSuite} and {@link GradReductionSuite}, in one launch. */
+    /** {@link FunctionsSuite} then {@link ModelSuite}, in one launch. */
     public static class All implements ScenarioSuite {
         @Override
         public Map<String, Scenario> scenarios() {
             Map<String, Scenario> s = new LinkedHashMap<>(new FunctionsSuite().scenarios());
             s.putAll(new ModelSuite().scenarios());
-            s.putAll(new GradReductionSuite().scenarios());
             return s;
         }
     }
@@ -28,5 +27,11 @@ class FunctionsMpiTest {
     @TestFactory
     Stream<DynamicNode> functionsAndModels() {
         return MpiSuiteTests.forRanks(All.class, 420, 1, 2, 3, 4);
+    }
+
+    /** Gradient reduction routes and dtypes, in launches of their own (the launch above is long already). */
+    @TestFactory
+    Stream<DynamicNode> gradientReductions() {
+        return MpiSuiteTests.forRanks(GradReductionSuite.class, 180, 1, 2, 3, 4);
     }
 }
