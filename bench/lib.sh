@@ -1,6 +1,11 @@
 # Sourced (not run) by the benchmark scripts in bench/: the build and the class path they share.
 # Expects $root (the checkout) and $build (1: run Maven first).
 
+# Prints the comment block at the top of script $1: its --help.
+bench_usage() {
+  sed -n '2,/^set -euo/p' "$1" | grep '^#' | sed 's/^# \{0,1\}//'
+}
+
 # Builds the benchmarks and everything they use (scripts/maven runs the set-up first).
 bench_build() {
   if [ "${build:-1}" = 1 ]; then

@@ -22,7 +22,6 @@ import org.bytedeco.pytorch.TensorVector;
 import org.bytedeco.pytorch.global.torch;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
-import picocli.CommandLine;
 
 /**
  * Forward+backward cost of the differentiable {@code send}/{@code recv} pair and of
@@ -84,13 +83,11 @@ public final class FunctionsBenchmark implements Callable<Integer> {
     }
 
     public static void main(String[] args) {
-        int[] code = new int[1];
-        Communicator.run(world -> {
+        MpiCommand.main(args, world -> {
             FunctionsBenchmark b = new FunctionsBenchmark();
             b.comm = world;
-            code[0] = new CommandLine(b).execute(args);
+            return b;
         });
-        System.exit(code[0]);
     }
 
     @Override

@@ -13,6 +13,12 @@ import org.slf4j.LoggerFactory;
  * at debug level per call.
  */
 public final class CommStats {
+    /**
+     * The operation under which {@code waitFor()} of nonblocking sends and receives counts the
+     * time it blocks (calls and seconds; their bytes count under {@code isend} and {@code irecv}).
+     */
+    public static final String WAIT = "wait";
+
     private static final Logger LOG = LoggerFactory.getLogger(CommStats.class);
 
     /** An immutable reading of one operation's counters. */

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BinaryOperator;
+import java.util.function.Function;
 import mpi.Intracomm;
 import mpi.MPI;
 import mpi.MPIException;
@@ -69,6 +70,8 @@ public final class Communicator implements AutoCloseable {
     private final CheckedCollectives collectives;
     /** Its members in world ranks and its name, for the watchdog's reports. */
     private final Members members;
+    private final CrossRankChecks checks;
+    private final GradientReducer gradients;
     private volatile boolean closed;
 
     /** {@code id}: alike on every member ({@link Members#id}). */
@@ -88,7 +91,8 @@ public final class Communicator implements AutoCloseable {
         this.pointToPoint = new CheckedPointToPoint(p2p, rank, size, maxTag);
         Intracomm checkRounds = dup(comm);
         this.collectiveWire = new Wire(checkRounds, dup(comm), chunk, members);
-        this.collectives = new CheckedCollectives(comm, new CrossRankChecks(checkRounds), collectiveWire,
+        this.checks = new CrossRankChecks(checkRounds);
+        this.collectives = new CheckedCollectives(comm, checks, collectiveWire,
                 new BlockExchange(dup(comm)));
         Intracomm node = comm.splitType(Intracomm.TYPE_SHARED, rank, MPI.INFO_NULL);
         this.intraRank = node.getRank();
@@ -103,6 +107,7 @@ public final class Communicator implements AutoCloseable {
         this.interSize = nodeIndexAndCount[1];
         node.free();
         this.stats = new CommStats(rank);
+        this.gradients = new GradientReducer(this);
     }
 
     private Intracomm dup(Intracomm c) throws MPIException {
@@ -124,6 +129,7 @@ public final class Communicator implements AutoCloseable {
             MpiJob.start();
             try {
                 world = new Communicator(MPI.COMM_WORLD, false, Members.WORLD);
+                TransferProgress.configure(world.interSize());
             } catch (MPIException e) {
                 throw new CommunicationException("MPI initialization failed: " + e.getMessage(), e);
             }
@@ -334,6 +340,7 @@ public final class Communicator implements AutoCloseable {
         pointToPoint.checkPeer("isend", dst, tag, true);
         long t0 = System.nanoTime();
         SendHandle handle = inMpi("isend", dst, tag, () -> pointToPoint.isend(x, dst, tag));
+        handle.countWaitsIn(stats);
         stats.record("isend", handle.bytes(), 0, t0);
         return handle;
     }
@@ -346,6 +353,7 @@ public final class Communicator implements AutoCloseable {
         pointToPoint.checkPeer("irecv", src, tag, true);
         long t0 = System.nanoTime();
         RecvHandle h = inMpi("irecv", src, tag, () -> pointToPoint.irecv(src, tag, bytes -> stats.addReceived("irecv", bytes)));
+        h.countWaitsIn(stats);
         stats.record("irecv", 0, 0, t0);
         return h;
     }
@@ -570,10 +578,19 @@ public final class Communicator implements AutoCloseable {
 
     /**
      * Replaces every parameter's gradient by its mean over the ranks (missing gradients count as
-     * zeros), in parameter order, with one allreduce.
+     * zeros), in parameter order, with one allreduce ({@link GradReduction#flat()}).
      */
     public void meanGrad(Module module) {
-        ModelSync.reduceGradients(module, flat -> allreduceInto(flat, flat, ReduceOp.MEAN));
+        meanGrad(module, GradReduction.flat());
+    }
+
+    /**
+     * {@link #meanGrad(Module)} reduced as {@code how} says: flat or hierarchical, in the gradients'
+     * dtype or in 16 bits between nodes. Every rank passes the same {@code how}; one small
+     * all-reduce checks that before the gradients move.
+     */
+    public void meanGrad(Module module, GradReduction how) {
+        ModelSync.reduceGradients(module, flat -> gradients.reduce("meanGrad", flat, true, how));
     }
 
     /**
@@ -581,7 +598,25 @@ public final class Communicator implements AutoCloseable {
      * zeros), for losses that each rank computes a share of; in parameter order, with one allreduce.
      */
     public void sumGrad(Module module) {
-        ModelSync.reduceGradients(module, flat -> allreduceInto(flat, flat, ReduceOp.SUM));
+        sumGrad(module, GradReduction.flat());
+    }
+
+    /** {@link #sumGrad(Module)} reduced as {@code how} says (see {@link #meanGrad(Module, GradReduction)}). */
+    public void sumGrad(Module module, GradReduction how) {
+        ModelSync.reduceGradients(module, flat -> gradients.reduce("sumGrad", flat, false, how));
+    }
+
+    /**
+     * Returns once every rank passed the same {@code values} and {@code fine}; otherwise every rank
+     * throws a {@link CommunicationException} with {@code rule} and every rank's values, as
+     * {@code describe} words them. One small all-reduce.
+     */
+    void agreeOnValues(String op, boolean fine, long[] values, Function<long[], String> describe,
+            String rule) {
+        inMpi(op, () -> {
+            checks.agreeOnValues(op, fine, values, describe, rule);
+            return null;
+        });
     }
 
     // ------------------------------------------------------------------------------------------
@@ -607,6 +642,7 @@ public final class Communicator implements AutoCloseable {
         if (closed) {
             return;
         }
+        gradients.close();
         closed = true;
         p2p.close();
         if (!MpiCalls.enterUnlessEnding()) {

@@ -3,6 +3,7 @@ package io.mn4j.communicator;
 import java.nio.ByteBuffer;
 import java.nio.LongBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -100,6 +101,26 @@ final class CrossRankChecks {
         if (!AgreementRound.sameOnEveryRank(comm, rootProblem(root) == null, carried, root)) {
             throw rootDisagreement(op, root);
         }
+    }
+
+    /**
+     * Returns once every rank passed the same {@code values} and {@code fine}; otherwise every rank
+     * gathers every rank's values and throws, naming {@code rule} and each rank's values as
+     * {@code describe} words them.
+     */
+    void agreeOnValues(String op, boolean fine, long[] values, Function<long[], String> describe, String rule)
+            throws MPIException {
+        if (AgreementRound.sameOnEveryRank(comm, fine, values)) {
+            return;
+        }
+        int width = values.length;
+        long[] every = new long[size * width];
+        comm.allGather(values, width, MPI.LONG, every, width, MPI.LONG);
+        List<String> ranks = new ArrayList<>();
+        for (int r = 0; r < size; r++) {
+            ranks.add("rank " + r + ": " + describe.apply(Arrays.copyOfRange(every, r * width, (r + 1) * width)));
+        }
+        throw new CommunicationException(op + ": " + rule + "; got " + String.join(", ", ranks));
     }
 
     /** What is wrong with {@code root} on this rank, or null. */

@@ -19,6 +19,14 @@ final class InFlight {
     /** {@code transfer} holds what MPI uses; compared by identity. */
     static void started(Object transfer) {
         TRANSFERS.add(transfer);
+        if (transfer instanceof SendHandle || transfer instanceof RecvHandle) {
+            TransferProgress.wake();
+        }
+    }
+
+    /** The nonblocking sends and receives in flight now. */
+    static Object[] handles() {
+        return TRANSFERS.stream().filter(t -> t instanceof SendHandle || t instanceof RecvHandle).toArray();
     }
 
     static void completed(Object transfer) {

@@ -51,6 +51,8 @@ public final class RecvHandle {
     private boolean done;
     /** Why the sender sent no tensor (its header said so); thrown by test() and waitFor(). */
     private CommunicationException failure;
+    /** Where {@link #waitFor()} counts the time it blocks, or null. */
+    private volatile CommStats waits;
 
     RecvHandle(Wire wire, long key, int src, int tag, ByteBuffer header, Request headerRequest,
             RecvHandle predecessor, String context, LongConsumer onComplete) {
@@ -91,6 +93,7 @@ public final class RecvHandle {
      * a receive posted earlier may be what the sender of this one waits on.
      */
     public Tensor waitFor() {
+        long t0 = System.nanoTime();
         MpiCalls.enter("waitFor", context, wire.members(), src, tag);
         try {
             while (!advance()) {
@@ -102,7 +105,16 @@ public final class RecvHandle {
             }
         } finally {
             MpiCalls.leaveWatched();
+            CommStats w = waits;
+            if (w != null) {
+                w.record(CommStats.WAIT, 0, 0, t0);
+            }
         }
+    }
+
+    /** Counts the time {@link #waitFor()} blocks in {@code stats}, as {@link CommStats#WAIT}. */
+    void countWaitsIn(CommStats stats) {
+        waits = stats;
     }
 
     /** One step of the receive, without waiting: true once the tensor has arrived. */

@@ -27,6 +27,8 @@ public final class SendHandle {
     private final int dst;
     private final int tag;
     private boolean done;
+    /** Where {@link #waitFor()} counts the time it blocks, or null. */
+    private CommStats waits;
 
     /** {@code data}: held ({@link HeldTensors}); released when the send completes. */
     SendHandle(List<Request> requests, Tensor data, ByteBuffer header, long bytes, String context, Members members,
@@ -79,6 +81,7 @@ public final class SendHandle {
         if (done) {
             return;
         }
+        long t0 = System.nanoTime();
         MpiCalls.enter("waitFor", context, members, dst, tag);
         try {
             Wire.waitAll(requests);
@@ -86,8 +89,16 @@ public final class SendHandle {
             throw new CommunicationException(context + ": " + e.getMessage(), e);
         } finally {
             MpiCalls.leaveWatched();
+            if (waits != null) {
+                waits.record(CommStats.WAIT, 0, 0, t0);
+            }
         }
         release();
+    }
+
+    /** Counts the time {@link #waitFor()} blocks in {@code stats}, as {@link CommStats#WAIT}. */
+    synchronized void countWaitsIn(CommStats stats) {
+        waits = stats;
     }
 
     private void release() {

@@ -2,6 +2,7 @@ package io.mn4j.examples;
 
 import io.mn4j.checkpoint.ModelExport;
 import io.mn4j.communicator.Communicator;
+import io.mn4j.communicator.GradReduction;
 import io.mn4j.examples.support.Cli;
 import io.mn4j.examples.support.CheckpointOptions;
 import io.mn4j.examples.support.CommonOptions;
@@ -30,6 +31,7 @@ import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /**
  * Data parallelism, ChainerMN's classic set-up: rank 0 reads Fashion-MNIST and
@@ -42,7 +44,9 @@ import picocli.CommandLine.Mixin;
  */
 @Command(name = "TrainDataParallel", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Data-parallel MLP on Fashion-MNIST: scatterDataset + MultiNodeOptimizer.", ""},
-        footer = {"", "Example:", "  scripts/mn4j-run -np 2 io.mn4j.examples.TrainDataParallel --epochs 5"})
+        footer = {"", "Examples:", "  scripts/mn4j-run -np 2 io.mn4j.examples.TrainDataParallel --epochs 5",
+            "  scripts/cluster run --slots 2,2 io.mn4j.examples.TrainDataParallel \\",
+            "      --grad-reduction hierarchical --grad-dtype bfloat16"})
 public final class TrainDataParallel implements Callable<Integer> {
     @Mixin
     CommonOptions opts = new CommonOptions();
@@ -53,6 +57,16 @@ public final class TrainDataParallel implements Callable<Integer> {
     @Mixin
     ExportOptions export = new ExportOptions();
 
+    @Option(names = "--grad-reduction", paramLabel = "ROUTE",
+            description = "How gradients are averaged: flat (one allreduce) or hierarchical (within each host, among "
+                    + "one leader per host, within each host again; default: ${DEFAULT-VALUE}).")
+    String gradReduction = "flat";
+
+    @Option(names = "--grad-dtype", paramLabel = "DTYPE",
+            description = "Dtype of the gradients between hosts (flat: between ranks): float32, bfloat16 or float16 "
+                    + "(default: ${DEFAULT-VALUE}).")
+    String gradDtype = "float32";
+
     public static void main(String[] args) {
         Cli.main(new TrainDataParallel(), args);
     }
@@ -62,6 +76,7 @@ public final class TrainDataParallel implements Callable<Integer> {
         opts.validate();
         checkpoint.validate(true);
         export.validate(false, checkpoint.resume);
+        GradReduction.parse(gradReduction, gradDtype); // a bad value is a usage error before MPI starts
         Communicator.run(this::run);
         return 0;
     }
@@ -73,7 +88,8 @@ public final class TrainDataParallel implements Callable<Integer> {
         Mlp mlp = Mlp.of(FashionMnist.PIXELS, opts.hidden, FashionMnist.CLASSES);
         Mlp.Stage model = mlp.stage(0, mlp.layers(), opts.seed);
         Adam adam = new Adam(model.parameters(), new AdamOptions(opts.lr));
-        MultiNodeOptimizer optimizer = new MultiNodeOptimizer(adam, model, comm);
+        GradReduction reduction = GradReduction.parse(gradReduction, gradDtype);
+        MultiNodeOptimizer optimizer = new MultiNodeOptimizer(adam, model, comm, reduction);
         optimizer.syncParameters();
 
         TensorDataset train = Datasets.loadOnRank(comm, 0, () -> opts.load(true));
@@ -88,8 +104,8 @@ public final class TrainDataParallel implements Callable<Integer> {
         RunOutput output = null;
         if (rank == 0) {
             out.printf("TrainDataParallel: MLP %s on Fashion-MNIST, data parallel over %s%n", mlp.describe(), Cli.ranks(n));
-            out.printf("  %d training examples scattered as %d per rank; batch %d per rank (%d per step in all)%n",
-                    trainSize, trainPart.size(), opts.batchSize, opts.batchSize * n);
+            out.printf("  %d training examples scattered as %d per rank; batch %d per rank (%d per step in all); gradients %s over %d host(s)%n",
+                    trainSize, trainPart.size(), opts.batchSize, opts.batchSize * n, reduction, comm.interSize());
             output = new RunOutput(opts.outDir("train-data-parallel"), "TrainDataParallel (" + Cli.ranks(n) + ")");
         }
         if (export.initialize(comm, model, () -> ExportOptions.testResult(evaluate(comm, model, testPart, opts.evalBatchSize)),

@@ -1,6 +1,7 @@
 package io.mn4j.functions;
 
 import io.mn4j.communicator.Communicator;
+import io.mn4j.communicator.GradReduction;
 import org.bytedeco.pytorch.Module;
 import org.bytedeco.pytorch.Optimizer;
 import org.bytedeco.pytorch.Tensor;
@@ -19,12 +20,15 @@ import org.bytedeco.pytorch.Tensor;
  *
  * <p>Parameters are those of the model, in its registration order; a parameter without a
  * gradient on some rank counts as zeros there. The mean is one allreduce of all gradients
- * flattened together. All ranks must call {@link #step()} the same number of times.
+ * flattened together, flat by default; a {@link GradReduction} picks hierarchical reduction or
+ * 16-bit gradients between nodes (ChainerMN's hierarchical communicator and
+ * {@code allreduce_grad_dtype}). All ranks must call {@link #step()} the same number of times.
  */
 public final class MultiNodeOptimizer {
     private final Optimizer actual;
     private final Module model;
     private final Communicator comm;
+    private final GradReduction reduction;
     private boolean synced;
 
     /**
@@ -33,12 +37,23 @@ public final class MultiNodeOptimizer {
      * @param comm the ranks that train together
      */
     public MultiNodeOptimizer(Optimizer actual, Module model, Communicator comm) {
-        if (actual == null || model == null || comm == null) {
-            throw new IllegalArgumentException("MultiNodeOptimizer: optimizer, model and communicator are required");
+        this(actual, model, comm, GradReduction.flat());
+    }
+
+    /**
+     * @param actual the optimizer to wrap (built over {@code model}'s parameters)
+     * @param model the model whose parameters are broadcast and whose gradients are averaged
+     * @param comm the ranks that train together
+     * @param reduction how the gradients are averaged (the same on every rank)
+     */
+    public MultiNodeOptimizer(Optimizer actual, Module model, Communicator comm, GradReduction reduction) {
+        if (actual == null || model == null || comm == null || reduction == null) {
+            throw new IllegalArgumentException("MultiNodeOptimizer: optimizer, model, communicator and reduction are required");
         }
         this.actual = actual;
         this.model = model;
         this.comm = comm;
+        this.reduction = reduction;
     }
 
     /** The wrapped optimizer. */
@@ -75,7 +90,7 @@ public final class MultiNodeOptimizer {
         if (!synced) {
             syncParameters();
         }
-        comm.meanGrad(model);
+        comm.meanGrad(model, reduction);
         Tensor unused = actual.step();
         if (unused != null) {
             unused.close();

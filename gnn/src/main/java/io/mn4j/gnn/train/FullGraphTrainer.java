@@ -44,6 +44,19 @@ public final class FullGraphTrainer implements Trainer {
     public EpochStats epoch() {
         long t0 = System.nanoTime();
         long bytes0 = comm.stats().totalBytesSent() + graph.communicator().stats().totalBytesSent();
+        double totalLoss = trainEpoch();
+        double[] acc = evaluate();
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        long bytes = comm.stats().totalBytesSent() + graph.communicator().stats().totalBytesSent() - bytes0;
+        return new EpochStats(++epoch, totalLoss, acc[0], acc[1], Double.NaN, acc[2], seconds, Double.NaN, bytes);
+    }
+
+    /**
+     * One optimisation step on the whole graph, without evaluation: forward, the loss (each rank's
+     * share of the mean over all training nodes), backward, gradient sum, step. Returns the loss.
+     */
+    @Override
+    public double trainEpoch() {
         model.train(true);
         graph.nextEpoch();
         optimizer.zero_grad();
@@ -54,11 +67,7 @@ public final class FullGraphTrainer implements Trainer {
         loss.backward();
         comm.sumGrad(model); // each rank's loss is its share of the mean: the gradient is their sum
         optimizer.step();
-        double totalLoss = comm.allreduce(loss.detach().to(torch.ScalarType.Double), ReduceOp.SUM).item_double();
-        double[] acc = evaluate();
-        double seconds = (System.nanoTime() - t0) / 1e9;
-        long bytes = comm.stats().totalBytesSent() + graph.communicator().stats().totalBytesSent() - bytes0;
-        return new EpochStats(++epoch, totalLoss, acc[0], acc[1], Double.NaN, acc[2], seconds, Double.NaN, bytes);
+        return comm.allreduce(loss.detach().to(torch.ScalarType.Double), ReduceOp.SUM).item_double();
     }
 
     @Override

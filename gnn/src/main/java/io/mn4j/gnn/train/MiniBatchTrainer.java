@@ -126,6 +126,7 @@ public final class MiniBatchTrainer implements Trainer {
      * One pass over every rank's training nodes in batches, without evaluation; returns the mean
      * cross-entropy over all ranks' training nodes, each taken before the step of its batch.
      */
+    @Override
     public double trainEpoch() {
         model.train(true);
         int batches = batchesPerEpoch();

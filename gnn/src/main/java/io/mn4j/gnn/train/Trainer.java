@@ -7,6 +7,9 @@ public interface Trainer {
     /** One epoch of training, then an evaluation of every split. */
     EpochStats epoch();
 
+    /** One epoch of training without evaluation; returns the training loss over all ranks. */
+    double trainEpoch();
+
     /** Epochs trained so far. */
     int epochsDone();
 

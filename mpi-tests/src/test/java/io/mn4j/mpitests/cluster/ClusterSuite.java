@@ -1,6 +1,8 @@
 package io.mn4j.mpitests.cluster;
 
 import io.mn4j.communicator.Communicator;
+import io.mn4j.communicator.RecvHandle;
+import io.mn4j.communicator.SendHandle;
 import io.mn4j.communicator.ReduceOp;
 import io.mn4j.communicator.WireSuite;
 import io.mn4j.mpitests.Check;
@@ -11,6 +13,7 @@ import io.mn4j.mpitests.communicator.CollectiveSuite;
 import io.mn4j.mpitests.communicator.GroupSuite;
 import io.mn4j.mpitests.communicator.P2pSuite;
 import io.mn4j.mpitests.functions.FunctionsSuite;
+import io.mn4j.mpitests.functions.GradReductionSuite;
 import io.mn4j.mpitests.functions.ModelSuite;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -131,9 +134,40 @@ public class ClusterSuite implements ScenarioSuite {
         Files.deleteIfExists(dir);
     }
 
+    /**
+     * Rank 0 starts sending 32 MiB to the first rank of host 1, then computes for 4 s without
+     * entering MPI. Over TCP the message moves only while the sender is inside MPI, unless mn4j's
+     * transfer progress thread is: the receiver must have it well before the sender waits.
+     */
+    private static void sendMovesWhileSenderComputes(Communicator c, Check check) {
+        int receiver = slots()[0]; // the first rank of host 1
+        long computeMillis = 4000;
+        c.barrier();
+        if (c.rank() == 0) {
+            SendHandle send = c.isend(torch.ones(8L << 20), receiver, 77);
+            long until = System.nanoTime() + computeMillis * 1_000_000;
+            double busy = 0;
+            while (System.nanoTime() < until) {
+                busy += Math.sqrt(busy + 1); // a rank computing: no MPI call
+            }
+            send.waitFor();
+            check.isTrue("computed", busy > 0, "");
+        } else if (c.rank() == receiver) {
+            long t0 = System.nanoTime();
+            RecvHandle r = c.irecv(0, 77);
+            Tensor got = r.waitFor();
+            double seconds = (System.nanoTime() - t0) / 1e9;
+            check.equal("all 32 MiB", 8L << 20, got.numel());
+            check.isTrue("arrived while the sender computed", seconds < computeMillis / 2000.0,
+                    "took " + seconds + " s of the sender's " + computeMillis / 1000.0 + " s without MPI calls");
+        }
+        c.barrier();
+    }
+
     @Override
     public Map<String, Scenario> scenarios() {
         Map<String, Scenario> s = new LinkedHashMap<>();
+        s.put("a nonblocking send moves while its sender computes", ClusterSuite::sendMovesWhileSenderComputes);
         s.put("every rank on the host the layout gives it", ClusterSuite::onTheirHosts);
         s.put("intraRank, intraSize, interRank, interSize", ClusterSuite::nodeRanks);
         s.put("split by host", ClusterSuite::splitByHost);
@@ -153,7 +187,7 @@ public class ClusterSuite implements ScenarioSuite {
         public Map<String, Scenario> scenarios() {
             Map<String, Scenario> all = new LinkedHashMap<>();
             for (ScenarioSuite suite : List.of(new ClusterSuite(), new P2pSuite(), new CollectiveSuite(), new GroupSuite(),
-                    new WireSuite(), new FunctionsSuite(), new ModelSuite())) {
+                    new WireSuite(), new FunctionsSuite(), new ModelSuite(), new GradReductionSuite())) {
                 suite.scenarios().forEach((name, scenario) -> all.put(suite.getClass().getSimpleName() + ": " + name, scenario));
             }
             return all;

@@ -479,6 +479,10 @@ public class GroupSuite implements ScenarioSuite {
         expectOp(check, snap, "barrier", 2, 0, 0);
         expectOp(check, snap, "isend", 2, 4L * (me + 100) + 12, 0);
         expectOp(check, snap, "irecv", 2, 0, 4L * (prev + 100) + 12);
+        // Blocking in waitFor counts under "wait", without bytes: both receives, and the sends not done before.
+        CommStats.OpStats waits = snap.get(CommStats.WAIT);
+        check.isTrue("wait: 2 to 4 calls, no bytes", waits != null && waits.calls() >= 2 && waits.calls() <= 4
+                && waits.bytesSent() == 0 && waits.bytesReceived() == 0, String.valueOf(waits));
         expectOp(check, snap, "send", n > 1 ? 1 : 0, 28, 0);
         expectOp(check, snap, "recv", n > 1 ? 1 : 0, 0, 28);
         long sent = 0;

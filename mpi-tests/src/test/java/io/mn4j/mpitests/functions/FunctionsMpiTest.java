@@ -35,4 +35,10 @@ class FunctionsMpiTest {
         return MpiSuiteTests.forRanks(GradientTagsSuite.class, 300,
                 Map.of("JAVA_TOOL_OPTIONS", "-Dmn4j.functions.occurrenceBits=8"), 2, 3);
     }
+
+    /** Gradient reduction routes and dtypes, in launches of their own (the launch above is long already). */
+    @TestFactory
+    Stream<DynamicNode> gradientReductions() {
+        return MpiSuiteTests.forRanks(GradReductionSuite.class, 180, 1, 2, 3, 4);
+    }
 }
