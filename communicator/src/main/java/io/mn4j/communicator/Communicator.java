@@ -58,10 +58,7 @@ public final class Communicator implements AutoCloseable {
     private final List<Intracomm> owned = new ArrayList<>();
     private final int rank;
     private final int size;
-    private final int intraRank;
-    private final int intraSize;
-    private final int interRank;
-    private final int interSize;
+    private final NodeLayout nodes;
     private final int maxTag;
     private final CommStats stats;
     private final Wire p2p;
@@ -94,18 +91,7 @@ public final class Communicator implements AutoCloseable {
         this.checks = new CrossRankChecks(checkRounds);
         this.collectives = new CheckedCollectives(comm, checks, collectiveWire,
                 new BlockExchange(dup(comm)));
-        Intracomm node = comm.splitType(Intracomm.TYPE_SHARED, rank, MPI.INFO_NULL);
-        this.intraRank = node.getRank();
-        this.intraSize = node.getSize();
-        // Nodes are numbered by their leaders (intraRank 0) in rank order and the number is
-        // broadcast within the node: right also when nodes hold different numbers of ranks.
-        Intracomm leadersOrNot = comm.split(intraRank == 0 ? 0 : 1, rank);
-        int[] nodeIndexAndCount = {leadersOrNot.getRank(), leadersOrNot.getSize()};
-        leadersOrNot.free();
-        node.bcast(nodeIndexAndCount, 2, MPI.INT, 0);
-        this.interRank = nodeIndexAndCount[0];
-        this.interSize = nodeIndexAndCount[1];
-        node.free();
+        this.nodes = NodeLayout.of(comm);
         this.stats = new CommStats(rank);
         this.gradients = new GradientReducer(this);
     }
@@ -194,22 +180,22 @@ public final class Communicator implements AutoCloseable {
 
     /** Rank among the ranks of this communicator on the same node. */
     public int intraRank() {
-        return intraRank;
+        return nodes.intraRank();
     }
 
     /** Number of ranks of this communicator on this node. */
     public int intraSize() {
-        return intraSize;
+        return nodes.intraSize();
     }
 
     /** Index of this rank's node, nodes numbered in the order of their lowest rank. */
     public int interRank() {
-        return interRank;
+        return nodes.interRank();
     }
 
     /** Number of nodes this communicator spans. */
     public int interSize() {
-        return interSize;
+        return nodes.interSize();
     }
 
     /** Per-operation counters of this communicator. */
