@@ -1,9 +1,11 @@
 package io.mn4j.examples;
 
 import io.mn4j.checkpoint.ModelExport;
+import io.mn4j.checkpoint.StateDict;
 import io.mn4j.communicator.Agreement;
 import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.JobInputException;
+import io.mn4j.examples.gnn.EarlyStopping;
 import io.mn4j.examples.gnn.GnnCheckpoints;
 import io.mn4j.examples.gnn.GnnEpoch;
 import io.mn4j.examples.gnn.GnnRun;
@@ -134,6 +136,12 @@ public final class TrainGnn implements Callable<Integer> {
     @Option(names = {"-e", "--epochs"}, paramLabel = "N", description = "Training epochs (default: ${DEFAULT-VALUE}).")
     int epochs = 100;
 
+    @Option(names = "--patience", paramLabel = "N",
+            description = "Early stopping as the GAT paper: stop once for N epochs neither the validation accuracy reached its best "
+                    + "nor the validation loss its lowest; the model kept (and exported) is the last that reached both. "
+                    + "Default: train all --epochs.")
+    Integer patience;
+
     @Option(names = "--hidden", paramLabel = "W", description = "Hidden width; for GAT heads x per-head width (default: ${DEFAULT-VALUE}).")
     int hidden = 16;
 
@@ -197,6 +205,9 @@ public final class TrainGnn implements Callable<Integer> {
             }
             if (epochs < 1) {
                 throw new IllegalArgumentException("--epochs must be at least 1, got " + epochs);
+            }
+            if (patience != null) {
+                new EarlyStopping(patience); // checks it
             }
             if (dropout < 0 || dropout >= 1) {
                 throw new IllegalArgumentException("--dropout must be in [0, 1), got " + dropout);
@@ -313,14 +324,19 @@ public final class TrainGnn implements Callable<Integer> {
             return;
         }
         GnnCheckpoints checkpoints = GnnCheckpoints.open(comm, checkpoint, run, smoothing, staleness, talk);
+        EarlyStopping stopping = patience == null ? null : new EarlyStopping(patience);
         if (checkpoints != null) {
             all.addAll(checkpoints.restore());
             for (GnnEpoch done : all) {
                 if (talk != null) {
                     output.addLine(done.csvLine());
                 }
+                if (stopping != null) {
+                    stopping.observe(done.stats());
+                }
             }
         }
+        StateDict keptModel = null;
         long t0 = System.nanoTime();
         for (int e = all.size() + 1; e <= epochs; e++) {
             long aggregation0 = run.graph().communicator().stats().totalBytesSent();
@@ -348,12 +364,49 @@ public final class TrainGnn implements Callable<Integer> {
             if (checkpoints != null) {
                 checkpoints.afterEpoch(e, all);
             }
+            if (stopping != null) {
+                // Every rank sees the same figures; the agreement makes a refusal an error on every rank.
+                if (Agreement.agree(comm, "early stopping", () -> stopping.observe(s))) {
+                    if (keptModel != null) {
+                        keptModel.close();
+                    }
+                    keptModel = StateDict.of(run.model());
+                }
+                if (stopping.shouldStop()) {
+                    break;
+                }
+            }
         }
         double total = (System.nanoTime() - t0) / 1e9;
+        restoreKept(stopping, keptModel, all, run, talk);
         export.export(comm, run.model(), ModelExport.Layout.REPLICATED, talk);
         if (talk != null) {
             bar.finish();
             summary(all, total, output, talk);
+            if (stopping != null) {
+                EpochStats k = stopping.kept();
+                talk.printf(Locale.ROOT, "early stopping (patience %d): %s; the model kept is epoch %d's (val %.2f%%, val loss %.4f): "
+                        + "test accuracy %.2f%%%n", stopping.patience(), stopping.shouldStop() ? "stopped after epoch " + all.size()
+                        : "did not stop within " + epochs + " epochs", k.epoch(), 100 * k.validationAccuracy(), k.validationLoss(),
+                        100 * k.testAccuracy());
+            }
+        }
+    }
+
+    /** With --patience, puts the kept epoch's weights back into the model (for --export), if they are still in memory. */
+    private static void restoreKept(EarlyStopping stopping, StateDict keptModel, List<GnnEpoch> all, GnnRun run, PrintStream talk) {
+        if (stopping == null || stopping.kept() == null) {
+            return;
+        }
+        int last = all.get(all.size() - 1).stats().epoch();
+        if (keptModel != null) {
+            if (stopping.kept().epoch() != last) {
+                keptModel.copyInto(run.model(), "epoch " + stopping.kept().epoch() + "'s weights");
+            }
+            keptModel.close();
+        } else if (stopping.kept().epoch() != last && talk != null) {
+            talk.printf("note: the kept epoch %d came before the resume and its weights were not saved: the model is epoch %d's%n",
+                    stopping.kept().epoch(), last);
         }
     }
 

@@ -16,7 +16,7 @@ public record GnnEpoch(EpochStats stats, long bytesSentAllRanks, long aggregatio
 
     /** CSV column names for a job of {@code ranks} ranks. */
     public static String csvHeader(int ranks) {
-        StringBuilder sb = new StringBuilder("epoch,loss,train_accuracy,val_accuracy,test_accuracy,seconds,bytes_sent,bytes_sent_aggregation,max_rss_mib");
+        StringBuilder sb = new StringBuilder("epoch,loss,train_accuracy,val_accuracy,test_accuracy,val_loss,seconds,bytes_sent,bytes_sent_aggregation,max_rss_mib");
         for (int r = 0; r < ranks; r++) {
             sb.append(",peak_rss_mib_rank").append(r);
         }
@@ -25,8 +25,9 @@ public record GnnEpoch(EpochStats stats, long bytesSentAllRanks, long aggregatio
 
     /** The CSV line (the loss as the shortest text that reads back exactly, so runs can be compared bitwise). */
     public String csvLine() {
-        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%d,%s,%.6f,%.6f,%.6f,%.4f,%d,%d,%.1f", stats.epoch(),
-                Double.toString(stats.trainLoss()), stats.trainAccuracy(), stats.validationAccuracy(), stats.testAccuracy(), stats.seconds(), bytesSentAllRanks,
+        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%d,%s,%.6f,%.6f,%.6f,%.6f,%.4f,%d,%d,%.1f", stats.epoch(),
+                Double.toString(stats.trainLoss()), stats.trainAccuracy(), stats.validationAccuracy(), stats.testAccuracy(),
+                stats.validationLoss(), stats.seconds(), bytesSentAllRanks,
                 aggregationBytesAllRanks, maxRssBytes() / 1048576.0));
         for (long p : peakRssBytes) {
             sb.append(String.format(Locale.ROOT, ",%.1f", p / 1048576.0));

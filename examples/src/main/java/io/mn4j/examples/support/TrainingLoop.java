@@ -120,7 +120,7 @@ public final class TrainingLoop {
                 rss = comm.allgatherObj(Memory.rssBytes());
             }
             // No validation split; bytes are not counted here (a model may talk on communicators of its own).
-            EpochStats s = new EpochStats(epoch, trainAll.mean("loss"), trainAll.mean("accuracy"), Double.NaN, test.mean("loss"),
+            EpochStats s = new EpochStats(epoch, trainAll.mean("loss"), trainAll.mean("accuracy"), Double.NaN, Double.NaN, test.mean("loss"),
                     test.mean("accuracy"), seconds, trainAll.count("loss") / seconds, -1);
             all.add(s);
             EpochReport report = new EpochReport(s, rss.get(0), Collections.max(rss));

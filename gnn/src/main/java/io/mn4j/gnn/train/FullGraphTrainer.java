@@ -48,7 +48,7 @@ public final class FullGraphTrainer implements Trainer {
         double[] acc = evaluate();
         double seconds = (System.nanoTime() - t0) / 1e9;
         long bytes = comm.stats().totalBytesSent() + graph.communicator().stats().totalBytesSent() - bytes0;
-        return new EpochStats(++epoch, totalLoss, acc[0], acc[1], Double.NaN, acc[2], seconds, Double.NaN, bytes);
+        return new EpochStats(++epoch, totalLoss, acc[0], acc[1], acc[3], Double.NaN, acc[2], seconds, Double.NaN, bytes);
     }
 
     /**

@@ -114,7 +114,7 @@ public final class MiniBatchTrainer implements Trainer {
         double loss = trainEpoch();
         double[] acc = evaluate();
         double seconds = (System.nanoTime() - t0) / 1e9;
-        return new EpochStats(epoch, loss, acc[0], acc[1], Double.NaN, acc[2], seconds, Double.NaN, bytesSent() - bytes0);
+        return new EpochStats(epoch, loss, acc[0], acc[1], acc[3], Double.NaN, acc[2], seconds, Double.NaN, bytesSent() - bytes0);
     }
 
     /** Bytes this rank has sent, sampling and training (on {@code comm}) and evaluating (on the graph's own communicator). */

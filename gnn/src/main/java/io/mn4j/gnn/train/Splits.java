@@ -12,6 +12,7 @@ import org.bytedeco.pytorch.LongOptional;
 import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorOptional;
 import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.global.torch;
 
@@ -77,24 +78,37 @@ final class Splits {
         }
     }
 
-    /** Accuracy of {@code model} on the train, val and test nodes of all partitions, full-graph on {@code graph}. Collective. */
+    /**
+     * Accuracy of {@code model} on the train, val and test nodes of all partitions, then the mean
+     * cross-entropy on the val nodes, full-graph on {@code graph}; NaN for a split without nodes.
+     * Collective.
+     */
     double[] accuracy(GnnModel model, GraphShardManager graph) {
         model.train(false);
         try (NoGradGuard g = new NoGradGuard()) {
-            Tensor pred = model.forward(graph, nodes.features(), false).argmax(new LongOptional(1), false);
-            Tensor correct = pred.eq(nodes.labels());
-            Tensor counts = torch.zeros(new long[] {6}, new TensorOptions(torch.ScalarType.Long));
+            Tensor out = model.forward(graph, nodes.features(), false);
+            Tensor correct = out.argmax(new LongOptional(1), false).eq(nodes.labels());
+            // Counts as doubles (exact below 2^53) beside the loss: one all-reduce for everything.
+            Tensor sums = torch.zeros(new long[] {7}, new TensorOptions(torch.ScalarType.Double));
             for (int i = 0; i < 3; i++) {
-                counts.get(2 * i).fill_(new Scalar(correct.logical_and(masks[i]).sum().item_long()));
-                counts.get(2 * i + 1).fill_(new Scalar(masks[i].sum().item_long()));
+                sums.get(2 * i).fill_(new Scalar((double) correct.logical_and(masks[i]).sum().item_long()));
+                sums.get(2 * i + 1).fill_(new Scalar((double) masks[i].sum().item_long()));
             }
-            Tensor total = comm.allreduce(counts, ReduceOp.SUM);
-            double[] acc = new double[3];
+            Tensor valIdx = masks[1].nonzero().squeeze(1);
+            if (valIdx.size(0) > 0) {
+                Tensor logp = torch.log_softmax(out.index_select(0, valIdx).to(torch.ScalarType.Double), 1);
+                sums.get(6).fill_(new Scalar(torch.nll_loss(logp, nodes.labels().index_select(0, valIdx), new TensorOptional(), 2,
+                        Graph.UNLABELLED).item_double()));
+            }
+            Tensor total = comm.allreduce(sums, ReduceOp.SUM);
+            double[] scores = new double[4];
             for (int i = 0; i < 3; i++) {
-                long n = total.get(2 * i + 1).item_long();
-                acc[i] = n == 0 ? Double.NaN : (double) total.get(2 * i).item_long() / n;
+                double n = total.get(2 * i + 1).item_double();
+                scores[i] = n == 0 ? Double.NaN : total.get(2 * i).item_double() / n;
             }
-            return acc;
+            double valNodes = total.get(3).item_double();
+            scores[3] = valNodes == 0 ? Double.NaN : total.get(6).item_double() / valNodes;
+            return scores;
         }
     }
 

@@ -24,6 +24,9 @@ public interface Trainer {
         return epochs;
     }
 
-    /** Accuracy on the train, val and test nodes of all partitions (no dropout, no autograd). */
+    /**
+     * Accuracy on the train, val and test nodes of all partitions, then the mean cross-entropy on
+     * the val nodes (no dropout, no autograd).
+     */
     double[] evaluate();
 }

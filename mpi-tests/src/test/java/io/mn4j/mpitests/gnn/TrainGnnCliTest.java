@@ -18,6 +18,9 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
@@ -125,6 +128,40 @@ class TrainGnnCliTest {
         assertEquals(4, Files.readAllLines(sampled.resolve("epochs.csv")).size(), "header and 3 epochs");
     }
 
+    /**
+     * --patience stops once neither validation figure improved for that many epochs, reports the
+     * last epoch that improved both, and exports that epoch's weights: loaded back, they evaluate
+     * to the accuracies that epoch's line of epochs.csv holds.
+     */
+    @Test
+    void earlyStoppingKeepsAndExportsTheLastEpochThatImprovedBoth(@TempDir(cleanup = CleanupMode.ON_SUCCESS) Path dir) throws Exception {
+        Path npz = dir.resolve("kept.npz");
+        Path out = dir.resolve("train");
+        MpiLauncher.Result t = trainGnn(out, "--data", "cora", "--epochs", "300", "--patience", "3", "--lr", "0.05",
+                "--export", npz.toString(), "--no-plot");
+        assertFalse(t.timedOut(), t::describe);
+        assertEquals(0, t.exitCode(), t::describe);
+        Matcher m = Pattern.compile("early stopping \\(patience 3\\): stopped after epoch (\\d+); the model kept is epoch (\\d+)'s "
+                + "\\(val ([0-9.]+)%, val loss [0-9.]+\\): test accuracy ([0-9.]+)%").matcher(t.output());
+        assertTrue(m.find(), t::describe);
+        int stopped = Integer.parseInt(m.group(1));
+        int kept = Integer.parseInt(m.group(2));
+        assertTrue(stopped < 300 && kept + 3 <= stopped, "stopped after " + stopped + ", kept " + kept);
+        List<String> lines = Files.readAllLines(out.resolve("epochs.csv"));
+        assertEquals(stopped + 1, lines.size(), "header and the epochs trained");
+        String[] row = lines.get(kept).split(",");
+        String train = String.format(Locale.ROOT, "%.2f", 100 * Double.parseDouble(row[2]));
+        String val = String.format(Locale.ROOT, "%.2f", 100 * Double.parseDouble(row[3]));
+        String test = String.format(Locale.ROOT, "%.2f", 100 * Double.parseDouble(row[4]));
+        assertEquals(val + " " + test, m.group(3) + " " + m.group(4), "the kept epoch's line: " + lines.get(kept));
+
+        MpiLauncher.Result loaded = trainGnn(dir.resolve("load"), "--data", "cora", "--init-from", npz.toString(), "--evaluate-only");
+        assertEquals(0, loaded.exitCode(), loaded::describe);
+        String expected = "accuracy train " + train + "%, val " + val + "%, test " + test + "%";
+        assertTrue(loaded.output().contains(expected), "the exported weights are epoch " + kept + "'s (" + expected + "):\n"
+                + loaded.describe());
+    }
+
     @ParameterizedTest(name = "--mode {0} --smoothing {1}")
     @CsvSource({"oneshot, 0", "pipelined, 0.95"})
     void defaultSyntheticPathOnASmallGraphLearns(String mode, String smoothing, @TempDir(cleanup = CleanupMode.ON_SUCCESS) Path out)
@@ -139,8 +176,8 @@ class TrainGnnCliTest {
         double first = Double.parseDouble(lines.get(1).split(",")[1]);
         double lastLoss = Double.parseDouble(lines.get(30).split(",")[1]);
         double testAcc = Double.parseDouble(lines.get(30).split(",")[4]);
-        long bytes = Long.parseLong(lines.get(30).split(",")[6]);
-        long aggregation = Long.parseLong(lines.get(30).split(",")[7]);
+        long bytes = Long.parseLong(lines.get(30).split(",")[7]);
+        long aggregation = Long.parseLong(lines.get(30).split(",")[8]);
         assertTrue(lastLoss < first * 0.8, "loss falls: " + first + " -> " + lastLoss);
         assertTrue(testAcc > 0.5, "8 classes: far above chance after 30 epochs, got " + testAcc);
         // One-shot: per epoch every boundary row crosses once per layer forward, once back as a
