@@ -5,10 +5,12 @@ import io.mn4j.examples.support.Cli;
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.io.OgbNodeReader;
 import java.io.BufferedReader;
+import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
+import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -158,6 +160,6 @@ public final class OgbReadBenchmark implements Callable<Integer> {
         Path f = dir.resolve(name);
         Files.createDirectories(f.getParent());
         OutputStream out = new GZIPOutputStream(Files.newOutputStream(f), 1 << 16);
-        return new PrintWriter(new java.io.BufferedWriter(new java.io.OutputStreamWriter(out, StandardCharsets.US_ASCII), 1 << 16));
+        return new PrintWriter(new BufferedWriter(new OutputStreamWriter(out, StandardCharsets.US_ASCII), 1 << 16));
     }
 }

@@ -6,6 +6,8 @@ import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeMap;
+import java.util.function.Consumer;
+import java.util.regex.Pattern;
 import org.bytedeco.javacpp.BytePointer;
 import org.bytedeco.pytorch.Module;
 import org.bytedeco.pytorch.Optimizer;
@@ -27,7 +29,7 @@ public final class CheckpointWriter {
     private final TreeMap<String, List<String>> contents = new TreeMap<>();
     private final List<OutputArchive> nested = new ArrayList<>();
     private final MessageDigest replicaDigest = DurableFiles.sha256();
-    private static final java.util.regex.Pattern NAME = java.util.regex.Pattern.compile("[A-Za-z0-9_]+");
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_]+");
 
     CheckpointWriter() {
     }
@@ -98,7 +100,7 @@ public final class CheckpointWriter {
     }
 
     /** Fills a new archive, then registers it in {@code parent} under {@code key}. */
-    private void nest(OutputArchive parent, String key, java.util.function.Consumer<OutputArchive> fill) {
+    private void nest(OutputArchive parent, String key, Consumer<OutputArchive> fill) {
         OutputArchive a = new OutputArchive();
         nested.add(a);
         fill.accept(a);

@@ -7,6 +7,7 @@ import io.mn4j.communicator.Versions;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -221,7 +222,7 @@ public final class Checkpointer {
             try {
                 byte[] text = Files.readAllBytes(file);
                 Manifest m = Manifest.fromJson(text);
-                java.security.MessageDigest d = DurableFiles.sha256();
+                MessageDigest d = DurableFiles.sha256();
                 d.update(text);
                 found.add(new ResumeChoice.Found(step, DurableFiles.hex(d), m.ranks(), m.identityDifferences(identity), null));
             } catch (IOException e) {

@@ -8,6 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.mn4j.tensor.Tensors;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
@@ -103,8 +106,8 @@ class ReceiveBuffersTest {
     }
 
     @Test
-    void testedUnderTheLaunchersMallocSettings() throws java.io.IOException {
-        String script = java.nio.file.Files.readString(java.nio.file.Path.of("../scripts/glibc-tunables.sh"));
+    void testedUnderTheLaunchersMallocSettings() throws IOException {
+        String script = Files.readString(Path.of("../scripts/glibc-tunables.sh"));
         String tunables = System.getenv("GLIBC_TUNABLES");
         assertTrue(tunables != null && script.contains("${GLIBC_TUNABLES-" + tunables + "}"),
                 "communicator/pom.xml's GLIBC_TUNABLES (" + tunables + ") is not scripts/glibc-tunables.sh's");

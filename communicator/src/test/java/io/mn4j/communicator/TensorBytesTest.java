@@ -8,8 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
 import org.bytedeco.javacpp.BytePointer;
-
 import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
 import org.junit.jupiter.api.Test;
@@ -39,7 +39,7 @@ class TensorBytesTest {
     @Test
     void wireBuffersAreReusedForTheSameBytesAndCoverExactlyThem() {
         try (PointerScope scope = new PointerScope()) {
-            Tensor t = torch.arange(new org.bytedeco.pytorch.Scalar(64)).to(torch.ScalarType.Byte);
+            Tensor t = torch.arange(new Scalar(64)).to(torch.ScalarType.Byte);
             long base = t.data_ptr().address();
             ByteBuffer b = TensorBytes.wire(t, 8, 16);
             assertEquals(16, b.capacity());

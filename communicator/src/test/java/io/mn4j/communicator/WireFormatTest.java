@@ -7,18 +7,21 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.Serializable;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.LongBuffer;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorOptions;
-import org.bytedeco.pytorch.global.torch;
+import org.bytedeco.pytorch.TensorVector;
 import org.bytedeco.pytorch.global.torch.ScalarType;
+import org.bytedeco.pytorch.global.torch;
 import org.junit.jupiter.api.Test;
 
 /** The parts of the wire format that need no MPI: headers, byte views of tensors, objects. */
@@ -168,13 +171,13 @@ class WireFormatTest {
     void objectsRoundTrip() {
         Map<String, List<Integer>> m = new TreeMap<>();
         m.put("a", List.of(1, 2, 3));
-        m.put("big", new ArrayList<>(java.util.Collections.nCopies(1000, 7)));
-        Tensor t = ObjectCodec.encode((java.io.Serializable) m);
+        m.put("big", new ArrayList<>(Collections.nCopies(1000, 7)));
+        Tensor t = ObjectCodec.encode((Serializable) m);
         assertEquals(ScalarType.Byte.value, t.scalar_type().value);
         Map<String, List<Integer>> back = ObjectCodec.decode(t, "test");
         assertEquals(m, back);
         // A non-contiguous uint8 view decodes too.
-        Tensor twice = torch.stack(new org.bytedeco.pytorch.TensorVector(t, t), 1);
+        Tensor twice = torch.stack(new TensorVector(t, t), 1);
         assertEquals(m, ObjectCodec.decode(twice.select(1, 1), "test"));
         CommunicationException e = assertThrows(CommunicationException.class,
                 () -> ObjectCodec.decode(bytes(10), "recvObj (rank 0 from rank 1, tag 3)"));

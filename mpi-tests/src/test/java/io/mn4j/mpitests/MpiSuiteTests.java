@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicContainer;
 import org.junit.jupiter.api.DynamicNode;
@@ -31,7 +32,7 @@ public final class MpiSuiteTests {
             int... rankCounts) {
         List<DynamicNode> nodes = new ArrayList<>();
         for (int np : rankCounts) {
-            String name = "np=" + np + (env.isEmpty() ? "" : " " + new java.util.TreeMap<>(env));
+            String name = "np=" + np + (env.isEmpty() ? "" : " " + new TreeMap<>(env));
             nodes.add(DynamicContainer.dynamicContainer(name, launch(suite, np, timeoutSeconds, env)));
         }
         return nodes.stream();

@@ -1,17 +1,19 @@
 package io.mn4j.examples.gnn;
 
 import io.mn4j.communicator.Communicator;
-import io.mn4j.gnn.shard.AggregationMode;
-import io.mn4j.gnn.shard.GraphShardManager;
 import io.mn4j.gnn.nn.GnnModel;
 import io.mn4j.gnn.partition.PartitionData;
 import io.mn4j.gnn.partition.PartitionMetadata;
-import io.mn4j.iterators.EpochStats;
 import io.mn4j.gnn.sampling.DistNeighborSampler;
+import io.mn4j.gnn.shard.AggregationMode;
+import io.mn4j.gnn.shard.GraphShardManager;
 import io.mn4j.gnn.train.FullGraphTrainer;
 import io.mn4j.gnn.train.LocalNodes;
 import io.mn4j.gnn.train.MiniBatchTrainer;
 import io.mn4j.gnn.train.Trainer;
+import io.mn4j.iterators.EpochStats;
+import java.math.BigDecimal;
+import java.util.Arrays;
 import java.util.Locale;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Adam;
@@ -126,7 +128,7 @@ public final class GnnRun implements AutoCloseable {
         }
 
         private static String plain(double v) {
-            return java.math.BigDecimal.valueOf(v).stripTrailingZeros().toPlainString();
+            return BigDecimal.valueOf(v).stripTrailingZeros().toPlainString();
         }
     }
 
@@ -158,12 +160,12 @@ public final class GnnRun implements AutoCloseable {
 
         @Override
         public boolean equals(Object o) {
-            return o instanceof Sampling s && s.batchSize == batchSize && java.util.Arrays.equals(s.fanouts, fanouts);
+            return o instanceof Sampling s && s.batchSize == batchSize && Arrays.equals(s.fanouts, fanouts);
         }
 
         @Override
         public int hashCode() {
-            return 31 * java.util.Arrays.hashCode(fanouts) + batchSize;
+            return 31 * Arrays.hashCode(fanouts) + batchSize;
         }
 
         @Override
@@ -172,7 +174,7 @@ public final class GnnRun implements AutoCloseable {
         }
 
         public String describe() {
-            return "mini-batches of " + batchSize + " seeds per rank, fanouts " + java.util.Arrays.toString(fanouts);
+            return "mini-batches of " + batchSize + " seeds per rank, fanouts " + Arrays.toString(fanouts);
         }
     }
 

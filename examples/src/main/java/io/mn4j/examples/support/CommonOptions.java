@@ -4,7 +4,9 @@ import io.mn4j.iterators.FashionMnist;
 import io.mn4j.iterators.TensorDataset;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import org.bytedeco.pytorch.Tensor;
 import picocli.CommandLine.Option;
 
@@ -79,8 +81,8 @@ public final class CommonOptions {
     }
 
     /** What a resumed run must share with the run that saved the checkpoint: everything that changes the numbers. */
-    public java.util.Map<String, String> identity(String program, int ranks) {
-        return java.util.Map.of("program", program, "hidden", java.util.Arrays.toString(hidden), "seed", String.valueOf(seed),
+    public Map<String, String> identity(String program, int ranks) {
+        return Map.of("program", program, "hidden", Arrays.toString(hidden), "seed", String.valueOf(seed),
                 "batch", String.valueOf(batchSize), "lr", lr + " " + schedule + " over " + epochs + " epochs",
                 "data", trainExamples + " training / " + testExamples + " test examples (0: all)");
     }

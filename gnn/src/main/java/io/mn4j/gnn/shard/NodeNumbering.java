@@ -2,6 +2,7 @@ package io.mn4j.gnn.shard;
 
 import io.mn4j.tensor.Tensors;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Tensor;
@@ -45,7 +46,7 @@ final class NodeNumbering {
         for (int p = 0; p < layout.parts(); p++) {
             long first = layout.firstNode(p);
             from[p] = p == layout.rank() ? local
-                    : java.util.Arrays.stream(Tensors.toLongArray(layout.shard(p).needRows)).map(r -> r + first).toArray();
+                    : Arrays.stream(Tensors.toLongArray(layout.shard(p).needRows)).map(r -> r + first).toArray();
         }
         return new NodeNumbering(layout, local, from);
     }

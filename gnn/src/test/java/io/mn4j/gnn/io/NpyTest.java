@@ -13,10 +13,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorOptions;
-import org.bytedeco.pytorch.global.torch;
 import org.bytedeco.pytorch.global.torch.ScalarType;
+import org.bytedeco.pytorch.global.torch;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -32,7 +33,7 @@ class NpyTest {
             int i = 0;
             for (ScalarType t : types) {
                 for (long[] shape : shapes) {
-                    Tensor src = torch.randn(shape, new TensorOptions(ScalarType.Double)).mul(new org.bytedeco.pytorch.Scalar(50)).to(t);
+                    Tensor src = torch.randn(shape, new TensorOptions(ScalarType.Double)).mul(new Scalar(50)).to(t);
                     Path f = dir.resolve("a" + i++ + ".npy");
                     Npy.write(f, src);
                     assertEquals(0, Files.size(f) - Npy.readHeader(f).headerBytes() - src.nbytes(), "no padding after the data");
@@ -48,7 +49,7 @@ class NpyTest {
                 }
             }
             // Non-contiguous input is written in logical (C) order.
-            Tensor m = torch.arange(new org.bytedeco.pytorch.Scalar(6)).view(2, 3).t();
+            Tensor m = torch.arange(new Scalar(6)).view(2, 3).t();
             Path f = dir.resolve("t.npy");
             Npy.write(f, m);
             assertEquals("[0, 3, 1, 4, 2, 5]", Arrays.toString(Tensors.toLongArray(Npy.read(f))));

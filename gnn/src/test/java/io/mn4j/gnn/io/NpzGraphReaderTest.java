@@ -11,10 +11,13 @@ import io.mn4j.tensor.Tensors;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.global.torch.ScalarType;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -40,7 +43,7 @@ class NpzGraphReaderTest {
             boolean[] train = Tensors.toBooleanArray(g.trainMask());
             for (int i = 0; i < 140; i++) assertTrue(train[i]);
             // Binary bag-of-words features, 49216 non-zeros.
-            assertEquals(49216, g.features().ne(new org.bytedeco.pytorch.Scalar(0.0)).sum().item_long());
+            assertEquals(49216, g.features().ne(new Scalar(0.0)).sum().item_long());
             assertEquals(49216.0, g.features().sum().item_double(), 0.0);
             long[] labels = Tensors.toLongArray(g.labels());
             assertEquals(3, labels[0]);
@@ -48,8 +51,8 @@ class NpzGraphReaderTest {
             // First row of the adjacency in the file: node 0 has neighbours 633, 1862, 2582.
             try (Graph norm = g.withRowNormalizedFeatures()) {
                 Tensor rowSums = norm.features().sum(new long[] {1}, false, null);
-                long ones = rowSums.sub(new org.bytedeco.pytorch.Scalar(1.0)).abs().lt(new org.bytedeco.pytorch.Scalar(1e-5)).sum().item_long();
-                long zeros = rowSums.eq(new org.bytedeco.pytorch.Scalar(0.0)).sum().item_long();
+                long ones = rowSums.sub(new Scalar(1.0)).abs().lt(new Scalar(1e-5)).sum().item_long();
+                long zeros = rowSums.eq(new Scalar(0.0)).sum().item_long();
                 assertEquals(2708, ones + zeros, "every feature row sums to 1 (or is empty)");
             }
             long[] col = Tensors.toLongArray(g.col().narrow(0, 0, 3));
@@ -76,10 +79,10 @@ class NpzGraphReaderTest {
         try (Graph g = NpzGraphReader.read(f); PointerScope s = new PointerScope()) {
             assertEquals(3, g.numNodes());
             assertEquals(2, g.numEdges());
-            assertEquals("[2.0, 1.0]", java.util.Arrays.toString(Tensors.toFloatArray(g.edgeWeight())));
-            assertEquals("[0, 1, 1, 2]", java.util.Arrays.toString(Tensors.toLongArray(g.rowptr())));
-            assertEquals("[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]", java.util.Arrays.toString(Tensors.toFloatArray(g.features())));
-            assertEquals(org.bytedeco.pytorch.global.torch.ScalarType.Float, Tensors.type(g.features()));
+            assertEquals("[2.0, 1.0]", Arrays.toString(Tensors.toFloatArray(g.edgeWeight())));
+            assertEquals("[0, 1, 1, 2]", Arrays.toString(Tensors.toLongArray(g.rowptr())));
+            assertEquals("[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]", Arrays.toString(Tensors.toFloatArray(g.features())));
+            assertEquals(ScalarType.Float, Tensors.type(g.features()));
             assertFalse(g.hasMasks());
             assertEquals(2, g.numClasses());
         }

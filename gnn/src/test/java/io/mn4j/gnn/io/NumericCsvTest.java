@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Random;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -62,7 +63,7 @@ class NumericCsvTest {
             assertEquals(-4, csv.readLong("b"));
             csv.endLine(2);
             assertTrue(csv.nextLine());
-            GraphFormatException e = org.junit.jupiter.api.Assertions.assertThrows(GraphFormatException.class, () -> csv.readLong("source"));
+            GraphFormatException e = Assertions.assertThrows(GraphFormatException.class, () -> csv.readLong("source"));
             assertTrue(e.getMessage().startsWith(f + ":5: column 1: source 'x' is not an integer"), e.getMessage());
         }
     }

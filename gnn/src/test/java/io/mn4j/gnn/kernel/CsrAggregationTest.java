@@ -11,6 +11,7 @@ import io.mn4j.gnn.graph.Csr;
 import io.mn4j.tensor.Tensors;
 import java.util.Random;
 import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.BoolOptional;
 import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
@@ -18,11 +19,11 @@ import org.bytedeco.pytorch.TensorBase;
 import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.TensorTensorHook;
 import org.bytedeco.pytorch.TensorVector;
-import org.bytedeco.pytorch.global.torch;
 import org.bytedeco.pytorch.global.torch.ScalarType;
+import org.bytedeco.pytorch.global.torch;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.Test;
 
 class CsrAggregationTest {
 
@@ -156,9 +157,9 @@ class CsrAggregationTest {
             Tensor dense = a.toDense(ScalarType.Double);
             Tensor x = torch.randn(new long[] {n, f}, new TensorOptions(ScalarType.Double)).requires_grad_(true);
             // d/dx of ||d(sum (Ax)^2)/dx||^2 needs the transposed product to be differentiable.
-            Tensor gRef = torch.grad(new TensorVector(dense.mm(x).pow(new Scalar(2)).sum()), new TensorVector(x), new TensorVector(), new org.bytedeco.pytorch.BoolOptional(true), true, false).get(0);
+            Tensor gRef = torch.grad(new TensorVector(dense.mm(x).pow(new Scalar(2)).sum()), new TensorVector(x), new TensorVector(), new BoolOptional(true), true, false).get(0);
             Tensor hRef = torch.grad(new TensorVector(gRef.pow(new Scalar(2)).sum()), new TensorVector(x)).get(0);
-            Tensor g = torch.grad(new TensorVector(agg.apply(x).pow(new Scalar(2)).sum()), new TensorVector(x), new TensorVector(), new org.bytedeco.pytorch.BoolOptional(true), true, false).get(0);
+            Tensor g = torch.grad(new TensorVector(agg.apply(x).pow(new Scalar(2)).sum()), new TensorVector(x), new TensorVector(), new BoolOptional(true), true, false).get(0);
             Tensor hh = torch.grad(new TensorVector(g.pow(new Scalar(2)).sum()), new TensorVector(x)).get(0);
             assertTrue(maxAbsDiff(g, gRef) < 1e-10);
             assertTrue(maxAbsDiff(hh, hRef) < 1e-10);

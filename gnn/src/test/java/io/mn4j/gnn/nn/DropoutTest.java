@@ -10,12 +10,13 @@ import io.mn4j.gnn.graph.Csr;
 import io.mn4j.gnn.random.KeepMask;
 import io.mn4j.gnn.shard.EdgeEnds;
 import io.mn4j.tensor.Tensors;
+import java.util.Arrays;
 import java.util.stream.LongStream;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
-import org.bytedeco.pytorch.global.torch;
 import org.bytedeco.pytorch.global.torch.ScalarType;
+import org.bytedeco.pytorch.global.torch;
 import org.junit.jupiter.api.Test;
 
 class DropoutTest {
@@ -55,7 +56,7 @@ class DropoutTest {
             Tensor b = Dropout.apply(x, 0.5, key, reversed);
             assertTrue(a.flip(new long[] {0}).equal(b), "rows follow their ids");
             // Rows 10..19 alone, as a rank holding those nodes would draw them.
-            Tensor part = Dropout.apply(torch.ones(10, 7), 0.5, key, java.util.Arrays.copyOfRange(ids, 10, 20));
+            Tensor part = Dropout.apply(torch.ones(10, 7), 0.5, key, Arrays.copyOfRange(ids, 10, 20));
             assertTrue(a.narrow(0, 10, 10).equal(part), "a subset of rows draws what the whole draws");
             KeepMask keep = new KeepMask(0.5);
             for (int j = 0; j < 7; j++) {

@@ -9,8 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.mn4j.gnn.graph.Csr;
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.graph.SyntheticGraphs;
-import io.mn4j.gnn.io.Npy;
 import io.mn4j.gnn.io.CoraFile;
+import io.mn4j.gnn.io.Npy;
 import io.mn4j.gnn.io.NpzGraphReader;
 import io.mn4j.tensor.Tensors;
 import java.io.IOException;
@@ -22,9 +22,12 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.stream.Stream;
 import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.global.torch.ScalarType;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.api.io.TempDir;
 
 class PartitionFilesTest {
@@ -118,7 +121,7 @@ class PartitionFilesTest {
     void weightedGraphWithoutNodeDataRoundTrips() throws Exception {
         Path dir = tmp.resolve("w");
         try (Graph base = SyntheticGraphs.plantedPartition(700, 6, 3, 2, 1); PointerScope s = new PointerScope()) {
-            Tensor w = org.bytedeco.pytorch.global.torch.rand(new long[] {base.numEdges()}, new org.bytedeco.pytorch.TensorOptions(ScalarType.Float));
+            Tensor w = org.bytedeco.pytorch.global.torch.rand(new long[] {base.numEdges()}, new TensorOptions(ScalarType.Float));
             try (Csr a = base.adjacency().withWeight(w); Graph g = Graph.builder(a).build()) {
                 int[] assign = new LdgPartitioner().partition(g, 4, 2);
                 PartitionMetadata m = PartitionWriter.write(dir, g, assign, 4, "ldg", 2);
@@ -132,7 +135,7 @@ class PartitionFilesTest {
                 }
             }
             // float64 weights keep their type and exact values.
-            Tensor w64 = org.bytedeco.pytorch.global.torch.rand(new long[] {base.numEdges()}, new org.bytedeco.pytorch.TensorOptions(ScalarType.Double));
+            Tensor w64 = org.bytedeco.pytorch.global.torch.rand(new long[] {base.numEdges()}, new TensorOptions(ScalarType.Double));
             try (Csr a = base.adjacency().withWeight(w64); Graph g = Graph.builder(a).build()) {
                 int[] assign = new RandomPartitioner().partition(g, 3, 2);
                 PartitionWriter.write(tmp.resolve("w64"), g, assign, 3, "random", 2);
@@ -213,7 +216,7 @@ class PartitionFilesTest {
         Path range = copy(good, "range");
         try (PointerScope s = new PointerScope()) {
             Tensor c = Npy.read(range.resolve("part-0/col.npy"));
-            c.narrow(0, 0, 1).fill_(new org.bytedeco.pytorch.Scalar(400));
+            c.narrow(0, 0, 1).fill_(new Scalar(400));
             Npy.write(range.resolve("part-0/col.npy"), c);
         }
         assertMessage(() -> PartitionReader.load(range, 0, 2), range.resolve("part-0/col.npy") + ": ids must be in [0,400)");
@@ -223,7 +226,7 @@ class PartitionFilesTest {
         }
     }
 
-    private static void assertMessage(org.junit.jupiter.api.function.Executable ex, String expected) {
+    private static void assertMessage(Executable ex, String expected) {
         PartitionFormatException e = assertThrows(PartitionFormatException.class, ex);
         assertTrue(e.getMessage().contains(expected), "expected '" + expected + "' in: " + e.getMessage());
     }

@@ -18,6 +18,7 @@ import java.util.stream.Stream;
 import org.bytedeco.pytorch.Adam;
 import org.bytedeco.pytorch.AdamOptions;
 import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorVector;
 import org.bytedeco.pytorch.global.torch;
 
 /**
@@ -75,7 +76,7 @@ public class CheckpointSuite implements ScenarioSuite {
             for (int i = 0; i < all.length; i++) {
                 all[i] = ps.get(i).detach().flatten();
             }
-            return torch.cat(new org.bytedeco.pytorch.TensorVector(all));
+            return torch.cat(new TensorVector(all));
         }
     }
 

@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -84,7 +85,7 @@ class ResumeAfterKillTest {
     }
 
     private static List<List<String>> gnn(String main, int ranks, Path out, List<String> common, Path ckpt, boolean resume,
-            java.util.function.Consumer<String> checkOutput) throws IOException, InterruptedException {
+            Consumer<String> checkOutput) throws IOException, InterruptedException {
         List<String> a = new ArrayList<>(common);
         a.addAll(List.of("--checkpoint-dir", ckpt.toString(), "--out", out.toString()));
         if (resume) {
@@ -95,13 +96,13 @@ class ResumeAfterKillTest {
 
     /** Runs a program to its end; returns epochs.csv's epoch, loss and accuracy columns. */
     private static List<List<String>> run(String main, int ranks, Path out, List<String> extra, boolean resume,
-            java.util.function.Consumer<String> checkOutput) throws IOException, InterruptedException {
+            Consumer<String> checkOutput) throws IOException, InterruptedException {
         return finish(main, ranks, out, args(out, extra, resume), checkOutput);
     }
 
     /** Runs a program with these arguments to its end; returns epochs.csv's first five columns. */
     private static List<List<String>> finish(String main, int ranks, Path out, List<String> args,
-            java.util.function.Consumer<String> checkOutput) throws IOException, InterruptedException {
+            Consumer<String> checkOutput) throws IOException, InterruptedException {
         MpiLauncher.Result r = MpiLauncher.run(MpiLauncher.LOCAL, ranks, main, args, out, TIMEOUT, Map.of(), p -> { });
         assertFalse(r.timedOut(), r::describe);
         assertEquals(0, r.exitCode(), r::describe);

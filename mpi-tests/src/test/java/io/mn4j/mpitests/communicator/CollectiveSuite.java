@@ -8,6 +8,8 @@ import io.mn4j.mpitests.ScenarioSuite;
 import io.mn4j.mpitests.communicator.Data.Item;
 import java.io.Serializable;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -18,8 +20,8 @@ import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorVector;
-import org.bytedeco.pytorch.global.torch;
 import org.bytedeco.pytorch.global.torch.ScalarType;
+import org.bytedeco.pytorch.global.torch;
 
 /**
  * Collectives of the Communicator: bcast, bcastInto, gather, allgather, alltoall and scatter with
@@ -345,7 +347,7 @@ public class CollectiveSuite implements ScenarioSuite {
         for (int root = 0; root < n; root++) {
             HashMap<String, List<Integer>> map = new HashMap<>();
             map.put("root", List.of(root));
-            map.put("big", new ArrayList<>(java.util.Collections.nCopies(400, root)));
+            map.put("big", new ArrayList<>(Collections.nCopies(400, root)));
             HashMap<String, List<Integer>> got = c.bcastObj(me == root ? map : null, root);
             check.equal(prefix + "bcastObj from root " + root, map, got);
             List<Entry> gathered = c.gatherObj(entry(me), root);
@@ -854,7 +856,7 @@ public class CollectiveSuite implements ScenarioSuite {
     }
 
     private static String[] append(String[] fragments, String more) {
-        String[] all = java.util.Arrays.copyOf(fragments, fragments.length + 1);
+        String[] all = Arrays.copyOf(fragments, fragments.length + 1);
         all[fragments.length] = more;
         return all;
     }

@@ -17,6 +17,7 @@ import io.mn4j.mpitests.ScenarioSuite;
 import io.mn4j.mpitests.functions.DeterministicFixtures.Lin;
 import io.mn4j.tensor.Tensors;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -335,7 +336,7 @@ public class FunctionsSuite implements ScenarioSuite {
         for (int k = 0; k < n; k++) {
             expected = expected.add(coef(1500, k, r, r, 3));
         }
-        check.isTrue("the leaf has a gradient", x.grad().defined(), "undefined gradient of a leaf of shape " + java.util.Arrays.toString(Tensors.shape(x)));
+        check.isTrue("the leaf has a gradient", x.grad().defined(), "undefined gradient of a leaf of shape " + Arrays.toString(Tensors.shape(x)));
         if (x.grad().defined()) {
             check.tensorsClose("gradient = reduce-scatter (sum)", expected, x.grad(), 1e-12);
         }

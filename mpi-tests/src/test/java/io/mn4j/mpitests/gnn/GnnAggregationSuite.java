@@ -1,21 +1,25 @@
 package io.mn4j.mpitests.gnn;
 
+import io.mn4j.communicator.Communicator;
+import io.mn4j.gnn.graph.Csr;
+import io.mn4j.gnn.kernel.CsrAggregation;
 import io.mn4j.gnn.shard.AggregationMode;
+import io.mn4j.gnn.shard.EdgeEnds;
 import io.mn4j.gnn.shard.EdgeNorm;
 import io.mn4j.gnn.shard.GraphShardManager;
-import io.mn4j.communicator.Communicator;
+import io.mn4j.gnn.shard.ShardOperator;
 import io.mn4j.mpitests.Check;
 import io.mn4j.mpitests.Scenario;
 import io.mn4j.mpitests.ScenarioSuite;
 import java.util.LinkedHashMap;
-import java.util.Map;
-import io.mn4j.gnn.shard.EdgeEnds;
-import io.mn4j.gnn.shard.ShardOperator;
-import io.mn4j.gnn.graph.Csr;
-import io.mn4j.gnn.kernel.CsrAggregation;
 import java.util.List;
+import java.util.Map;
+import java.util.function.IntFunction;
+import java.util.function.Supplier;
+import org.bytedeco.pytorch.BoolOptional;
 import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorArrayRefOptional;
 import org.bytedeco.pytorch.global.torch;
 
 /**
@@ -169,8 +173,8 @@ public class GnnAggregationSuite implements ScenarioSuite {
         Tensor dense = g.dense(EdgeNorm.SUM);
         Tensor mIn = dense.mul(g.samePartition());
         Tensor mCross = dense.sub(mIn);
-        java.util.function.IntFunction<Tensor> xs = t -> RandomPartitionedGraph.values(20 + t, torch.ScalarType.Double, g.n, 5);
-        java.util.function.IntFunction<Tensor> rs = t -> RandomPartitionedGraph.values(40 + t, torch.ScalarType.Double, g.n, 5);
+        IntFunction<Tensor> xs = t -> RandomPartitionedGraph.values(20 + t, torch.ScalarType.Double, g.n, 5);
+        IntFunction<Tensor> rs = t -> RandomPartitionedGraph.values(40 + t, torch.ScalarType.Double, g.n, 5);
         try (GraphShardManager m = GraphShardManager.build(c, g.offsets, g.localInEdges(c.rank())).mode(AggregationMode.PIPELINED).staleness(2)) {
             for (int t = 0; t < 5; t++) {
                 if (partnersLate && t == 2 && c.rank() > 0) {
@@ -215,7 +219,7 @@ public class GnnAggregationSuite implements ScenarioSuite {
                 check.throwsWith("rows narrower than the epoch before", () -> m.aggregate(narrower, EdgeNorm.SUM),
                         "rank " + c.rank() + ": pipelined aggregation 0's rows are [", ", 3] Double to rank ",
                         "sent it in an earlier epoch as [", ", 5] Double", "one width and dtype", "mode(...) restarts the pipeline");
-                java.util.function.Supplier<Tensor> pass = () -> m.aggregate(x.clone().set_requires_grad(true), EdgeNorm.SUM);
+                Supplier<Tensor> pass = () -> m.aggregate(x.clone().set_requires_grad(true), EdgeNorm.SUM);
                 m.mode(AggregationMode.PIPELINED).nextEpoch();
                 pass.get();
                 m.nextEpoch();
@@ -227,7 +231,7 @@ public class GnnAggregationSuite implements ScenarioSuite {
                         "a pipelined training forward after a backward in the same epoch", "call graph.nextEpoch()");
                 m.mode(AggregationMode.PIPELINED).nextEpoch();
                 Tensor y = pass.get().sum();
-                y.backward(new Tensor(), new org.bytedeco.pytorch.BoolOptional(true), false, new org.bytedeco.pytorch.TensorArrayRefOptional());
+                y.backward(new Tensor(), new BoolOptional(true), false, new TensorArrayRefOptional());
                 check.throwsWith("a second backward through one forward (retain_graph)", y::backward,
                         "pipelined aggregation 0", "its backward already ran", "each forward's gradients are exchanged once");
                 m.mode(AggregationMode.PIPELINED).nextEpoch();

@@ -9,6 +9,7 @@ import io.mn4j.mpitests.Scenario;
 import java.io.IOException;
 import java.util.EnumMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -68,7 +69,7 @@ public class GnnGatTrainingSuite extends GnnTrainingSuite {
             stale = Math.max(stale, Math.abs(exact.get(e).trainLoss() - pipelined.get(e).trainLoss()));
             rounding = Math.max(rounding, Math.abs(exact.get(e).trainLoss() - sar.get(e).trainLoss()));
         }
-        String diffs = String.format(java.util.Locale.ROOT, "largest difference of the losses of epochs 2-%d from ONE_SHOT's: PIPELINED %.3g, SAR %.3g",
+        String diffs = String.format(Locale.ROOT, "largest difference of the losses of epochs 2-%d from ONE_SHOT's: PIPELINED %.3g, SAR %.3g",
                 LOSS_EPOCHS, stale, rounding);
         // One rank reads nothing stale; on more, epoch 2 on reads the last epoch's rows (the
         // parameters have changed since): the losses must move apart by far more than rounding

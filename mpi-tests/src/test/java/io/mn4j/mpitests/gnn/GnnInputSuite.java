@@ -1,7 +1,6 @@
 package io.mn4j.mpitests.gnn;
 
 import io.mn4j.communicator.Communicator;
-import io.mn4j.gnn.shard.GraphShardManager;
 import io.mn4j.gnn.graph.Csr;
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.graph.SyntheticGraphs;
@@ -10,6 +9,7 @@ import io.mn4j.gnn.partition.PartitionData;
 import io.mn4j.gnn.partition.PartitionReader;
 import io.mn4j.gnn.partition.PartitionWriter;
 import io.mn4j.gnn.partition.Partitioners;
+import io.mn4j.gnn.shard.GraphShardManager;
 import io.mn4j.mpitests.Check;
 import io.mn4j.mpitests.Scenario;
 import io.mn4j.mpitests.ScenarioSuite;
@@ -17,11 +17,13 @@ import io.mn4j.tensor.Tensors;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
 
@@ -108,7 +110,7 @@ public class GnnInputSuite implements ScenarioSuite {
                     }
                 }
                 check.throwsWith("offsets that differ on the last rank", () -> GraphShardManager.build(c, shifted, rows).close(),
-                        "every rank must have the same partition offsets", java.util.Arrays.toString(offsets));
+                        "every rank must have the same partition offsets", Arrays.toString(offsets));
             }
             check.equal("ranks in step afterwards", c.size(), c.allreduceObj(1, Integer::sum));
         } finally {
@@ -192,13 +194,13 @@ public class GnnInputSuite implements ScenarioSuite {
 
     private static void truncate(Path f) throws IOException {
         byte[] b = Files.readAllBytes(f);
-        Files.write(f, java.util.Arrays.copyOf(b, b.length - 7));
+        Files.write(f, Arrays.copyOf(b, b.length - 7));
     }
 
     private static void setFirstLabel(Path f, long label) throws IOException {
         try (PointerScope s = new PointerScope()) {
             Tensor y = Npy.read(f);
-            y.narrow(0, 0, 1).fill_(new org.bytedeco.pytorch.Scalar(label));
+            y.narrow(0, 0, 1).fill_(new Scalar(label));
             Npy.write(f, y);
         }
     }

@@ -2,9 +2,6 @@ package io.mn4j.mpitests.gnn;
 
 import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.ReduceOp;
-import io.mn4j.gnn.shard.AggregationMode;
-import io.mn4j.gnn.shard.EdgeNorm;
-import io.mn4j.gnn.shard.GraphShardManager;
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.nn.AttentionInPlace;
 import io.mn4j.gnn.nn.DropoutKey;
@@ -13,9 +10,12 @@ import io.mn4j.gnn.nn.GCNConv;
 import io.mn4j.gnn.nn.GnnModel;
 import io.mn4j.gnn.nn.SAGEConv;
 import io.mn4j.gnn.random.KeepMask;
-import io.mn4j.iterators.EpochStats;
+import io.mn4j.gnn.shard.AggregationMode;
+import io.mn4j.gnn.shard.EdgeNorm;
+import io.mn4j.gnn.shard.GraphShardManager;
 import io.mn4j.gnn.train.FullGraphTrainer;
 import io.mn4j.gnn.train.LocalNodes;
+import io.mn4j.iterators.EpochStats;
 import io.mn4j.mpitests.Check;
 import io.mn4j.mpitests.Scenario;
 import io.mn4j.mpitests.ScenarioSuite;
@@ -23,13 +23,18 @@ import io.mn4j.tensor.Tensors;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.BiFunction;
+import java.util.function.Supplier;
 import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.BoolOptional;
+import org.bytedeco.pytorch.LongOptional;
 import org.bytedeco.pytorch.Module;
 import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.SGD;
 import org.bytedeco.pytorch.SGDOptions;
 import org.bytedeco.pytorch.Scalar;
+import org.bytedeco.pytorch.ScalarTypeOptional;
 import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorArrayRefOptional;
 import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.TensorVector;
 import org.bytedeco.pytorch.global.torch;
@@ -179,7 +184,7 @@ public class GnnLayerSuite implements ScenarioSuite {
     }
 
     /** The layer {@code make} builds after seeding LibTorch's generator with 77, in float64. */
-    private static Module seededDoubleLayer(java.util.function.Supplier<Module> make) {
+    private static Module seededDoubleLayer(Supplier<Module> make) {
         torch.manual_seed(77);
         Module layer = make.get();
         layer.to(torch.ScalarType.Double, false);
@@ -204,7 +209,7 @@ public class GnnLayerSuite implements ScenarioSuite {
         }
     }
 
-    private static void layer(Communicator c, Check check, AggregationMode mode, java.util.function.Supplier<Module> make,
+    private static void layer(Communicator c, Check check, AggregationMode mode, Supplier<Module> make,
             BiFunction<Module, Tensor, Tensor> forward, Reference ref) {
         graph(c, mode);
         Module layer = seededDoubleLayer(make);
@@ -284,7 +289,7 @@ public class GnnLayerSuite implements ScenarioSuite {
      * gradients add up to the reference's for the sum of both losses, and once the output is
      * gone the manager keeps no hooks of it.
      */
-    private static void twoBackwards(Communicator c, Check check, AggregationMode mode, java.util.function.Supplier<Module> make,
+    private static void twoBackwards(Communicator c, Check check, AggregationMode mode, Supplier<Module> make,
             BiFunction<Module, Tensor, Tensor> forward, Reference ref) {
         GraphShardManager m = graph(c, mode);
         Module layer = seededDoubleLayer(make);
@@ -301,8 +306,8 @@ public class GnnLayerSuite implements ScenarioSuite {
         Tensor xLocal = g.slice(x, c.rank()).clone().set_requires_grad(true);
         try (PointerScope scope = new PointerScope()) {
             Tensor out = forward.apply(layer, xLocal);
-            out.mul(g.slice(r1, c.rank()).narrow(1, 0, w)).sum().backward(new Tensor(), new org.bytedeco.pytorch.BoolOptional(true),
-                    false, new org.bytedeco.pytorch.TensorArrayRefOptional());
+            out.mul(g.slice(r1, c.rank()).narrow(1, 0, w)).sum().backward(new Tensor(), new BoolOptional(true),
+                    false, new TensorArrayRefOptional());
             System.gc(); // hooks collected while the graph is kept would crash the second backward
             out.mul(g.slice(r2, c.rank()).narrow(1, 0, w)).sum().backward();
         }
@@ -373,7 +378,7 @@ public class GnnLayerSuite implements ScenarioSuite {
             Tensor out = model.forward(whole, x, false);
             Tensor train = splits[0].logical_and(labelled).nonzero().squeeze(1);
             expectedLoss = torch.nll_loss(torch.log_softmax(out.index_select(0, train), 1), labels.index_select(0, train)).item_double();
-            Tensor correct = out.argmax(new org.bytedeco.pytorch.LongOptional(1), false).eq(labels);
+            Tensor correct = out.argmax(new LongOptional(1), false).eq(labels);
             for (int i = 0; i < 3; i++) {
                 Tensor counted = splits[i].logical_and(labelled);
                 expectedAccuracy[i] = correct.logical_and(counted).sum().item_double() / counted.sum().item_double();
@@ -424,15 +429,15 @@ public class GnnLayerSuite implements ScenarioSuite {
     private static Tensor gatRef(RandomPartitionedGraph g, Tensor x, TensorVector p, Tensor mask) {
         Tensor h = x.matmul(p.get(0));
         Tensor h3 = h.view(N, HEADS, CH);
-        Tensor as = h3.mul(p.get(1)).sum(new long[] {-1}, false, new org.bytedeco.pytorch.ScalarTypeOptional());
-        Tensor ad = h3.mul(p.get(2)).sum(new long[] {-1}, false, new org.bytedeco.pytorch.ScalarTypeOptional());
+        Tensor as = h3.mul(p.get(1)).sum(new long[] {-1}, false, new ScalarTypeOptional());
+        Tensor ad = h3.mul(p.get(2)).sum(new long[] {-1}, false, new ScalarTypeOptional());
         Tensor counts = g.countsWithOneSelfLoop();
         Tensor[] heads = new Tensor[HEADS];
         for (int k = 0; k < HEADS; k++) {
             Tensor e = torch.leaky_relu(ad.select(1, k).unsqueeze(1).add(as.select(1, k).unsqueeze(0)), new Scalar(0.2));
             Tensor shifted = e.sub(e.amax(new long[] {1}, true).detach());
             Tensor w = counts.mul(shifted.exp());
-            Tensor alpha = w.div(w.sum(new long[] {1}, true, new org.bytedeco.pytorch.ScalarTypeOptional()));
+            Tensor alpha = w.div(w.sum(new long[] {1}, true, new ScalarTypeOptional()));
             heads[k] = (mask == null ? alpha : alpha.mul(mask.select(0, k))).matmul(h3.select(1, k));
         }
         return torch.cat(new TensorVector(heads), 1).add(p.get(3));

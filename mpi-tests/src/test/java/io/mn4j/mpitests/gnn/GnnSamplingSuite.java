@@ -1,29 +1,33 @@
 package io.mn4j.mpitests.gnn;
 
 import io.mn4j.communicator.Communicator;
-import io.mn4j.gnn.shard.GraphShardManager;
+import io.mn4j.communicator.ReduceOp;
 import io.mn4j.gnn.nn.GnnModel;
 import io.mn4j.gnn.sampling.Block;
 import io.mn4j.gnn.sampling.DistNeighborSampler;
 import io.mn4j.gnn.sampling.DistNodeData;
 import io.mn4j.gnn.sampling.Sample;
-import io.mn4j.iterators.EpochStats;
+import io.mn4j.gnn.shard.GraphShardManager;
 import io.mn4j.gnn.train.FullGraphTrainer;
 import io.mn4j.gnn.train.LocalNodes;
 import io.mn4j.gnn.train.MiniBatchTrainer;
 import io.mn4j.gnn.train.Trainer;
+import io.mn4j.iterators.EpochStats;
 import io.mn4j.mpitests.Check;
 import io.mn4j.mpitests.Scenario;
 import io.mn4j.mpitests.ScenarioSuite;
 import io.mn4j.tensor.Tensors;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.LongStream;
 import org.bytedeco.pytorch.SGD;
 import org.bytedeco.pytorch.SGDOptions;
+import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorVector;
 import org.bytedeco.pytorch.global.torch;
@@ -72,7 +76,7 @@ public class GnnSamplingSuite implements ScenarioSuite {
         for (long v = (c.rank() * 5L + round) % 7; v < N; v += 7) {
             out.add(v);
         }
-        java.util.Collections.reverse(out);
+        Collections.reverse(out);
         return out.stream().mapToLong(Long::longValue).toArray();
     }
 
@@ -84,7 +88,7 @@ public class GnnSamplingSuite implements ScenarioSuite {
         RandomPartitionedGraph g = graph(c);
         DistNeighborSampler dist = new DistNeighborSampler(c, g.offsets, g.localInEdges(c.rank()), fanouts, SAMPLER_SEED);
         if (fanouts[0] > 0) {
-            long[] all = java.util.stream.LongStream.range(0, N).toArray();
+            long[] all = LongStream.range(0, N).toArray();
             try (Sample r0 = dist.sample(c.rank() == 0 ? all : new long[0], 0); Sample r1 = dist.sample(c.rank() == 0 ? all : new long[0], 1)) {
                 Block b0 = r0.blocks().get(r0.blocks().size() - 1), b1 = r1.blocks().get(r1.blocks().size() - 1);
                 check.isTrue("rounds 0 and 1 sample other neighbours for the same seeds", c.rank() != 0
@@ -160,7 +164,7 @@ public class GnnSamplingSuite implements ScenarioSuite {
     private static void nodeData(Communicator c, Check check) {
         RandomPartitionedGraph g = graph(c);
         Tensor x = RandomPartitionedGraph.values(3, torch.ScalarType.Double, N, IN);
-        Tensor labels = torch.arange(new org.bytedeco.pytorch.Scalar(N)).mul(new org.bytedeco.pytorch.Scalar(7));
+        Tensor labels = torch.arange(new Scalar(N)).mul(new Scalar(7));
         DistNodeData rows = new DistNodeData(c, g.offsets, g.slice(x, c.rank()).clone());
         DistNodeData ints = new DistNodeData(c, g.offsets, g.slice(labels, c.rank()).clone());
         long[] ask = c.rank() == 1 ? new long[0] : new long[] {N - 1, 0, 13 % N, 0, (c.rank() * 11L) % N, N / 2};
@@ -293,7 +297,7 @@ public class GnnSamplingSuite implements ScenarioSuite {
             DistNeighborSampler sampler = new DistNeighborSampler(c, g.offsets, g.localInEdges(c.rank()), new int[] {3, 2}, 3);
             LocalNodes nodes = nodes(g, x, g.offsets[c.rank()], g.rows(c.rank()));
             MiniBatchTrainer t = (MiniBatchTrainer) sgdTrainer(c, graph, m, nodes, sampler, 2);
-            long most = c.allreduce(nodes.train().sum(), io.mn4j.communicator.ReduceOp.MAX).item_long();
+            long most = c.allreduce(nodes.train().sum(), ReduceOp.MAX).item_long();
             check.equal("batches per epoch: the most training nodes of a rank over 2", (int) ((most + 1) / 2), t.batchesPerEpoch());
             double first = t.epoch().trainLoss(), last = first;
             for (int e = 0; e < 15; e++) {
@@ -348,7 +352,7 @@ public class GnnSamplingSuite implements ScenarioSuite {
             LocalNodes good = nodes(g, RandomPartitionedGraph.values(3, torch.ScalarType.Double, N, IN), g.offsets[c.rank()], g.rows(c.rank()));
             Tensor labels = good.labels().clone();
             if (c.rank() == bad && labels.size(0) > 0) {
-                labels.get(labels.size(0) - 1).fill_(new org.bytedeco.pytorch.Scalar(CLASSES));
+                labels.get(labels.size(0) - 1).fill_(new Scalar(CLASSES));
             }
             LocalNodes wrong = new LocalNodes(good.features(), labels, good.train(), good.val(), good.test());
             String label = "has label " + CLASSES + ", outside the model's " + CLASSES + " classes";
@@ -397,7 +401,7 @@ public class GnnSamplingSuite implements ScenarioSuite {
             try (Communicator one = c.split(c.rank(), 0);
                     GraphShardManager whole = GraphShardManager.build(one, new long[] {0, N}, g.wholeInEdges())) {
                 SGD sgd = new SGD(ref.parameters(), new SGDOptions(0.5));
-                Tensor labels = torch.arange(new org.bytedeco.pytorch.Scalar(N)).remainder(new org.bytedeco.pytorch.Scalar(CLASSES));
+                Tensor labels = torch.arange(new Scalar(N)).remainder(new Scalar(CLASSES));
                 for (long[] seeds : union) {
                     sgd.zero_grad();
                     Tensor at = Tensors.longs(seeds);

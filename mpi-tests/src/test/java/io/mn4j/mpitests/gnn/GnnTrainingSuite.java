@@ -3,10 +3,10 @@ package io.mn4j.mpitests.gnn;
 import io.mn4j.communicator.Communicator;
 import io.mn4j.examples.gnn.GnnRun;
 import io.mn4j.examples.support.Memory;
-import io.mn4j.gnn.shard.AggregationMode;
 import io.mn4j.gnn.nn.GnnModel;
 import io.mn4j.gnn.partition.PartitionData;
 import io.mn4j.gnn.partition.PartitionReader;
+import io.mn4j.gnn.shard.AggregationMode;
 import io.mn4j.iterators.EpochStats;
 import io.mn4j.mpitests.Check;
 import io.mn4j.mpitests.Scenario;
@@ -18,10 +18,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.IntFunction;
 import java.util.stream.Collectors;
 
 /**
@@ -145,7 +147,7 @@ public class GnnTrainingSuite implements ScenarioSuite {
         // without the per-epoch scope they would pile up until the garbage collector ran; a leak
         // of one tensor per epoch makes a slope of its size.
         long settled = rss[RSS_FROM - 1];
-        long peak = java.util.Arrays.stream(rss, RSS_FROM - 1, CORA_EPOCHS).max().orElse(settled);
+        long peak = Arrays.stream(rss, RSS_FROM - 1, CORA_EPOCHS).max().orElse(settled);
         double slope = Trend.slope(rss, RSS_FROM - 1);
         check.isTrue("the launch has " + MALLOC_ENV, MALLOC_ENV.entrySet().stream().allMatch(e -> e.getValue().equals(System.getenv(e.getKey()))),
                 "the resident-memory check below is calibrated with " + MALLOC_ENV + " (see GnnTrainingTest)");
@@ -154,7 +156,7 @@ public class GnnTrainingSuite implements ScenarioSuite {
                         + "at most %.1f MiB", slope / 1024, RSS_SLOPE_LIMIT >> 10, settled / 1048576.0, RSS_FROM,
                         rss[CORA_EPOCHS - 1] / 1048576.0, CORA_EPOCHS, peak / 1048576.0));
         EpochStats best = bestValidation(epochs);
-        String what = config.kind() + " Cora " + (config.sampling() != null ? "sampled " + java.util.Arrays.toString(config.sampling().fanouts())
+        String what = config.kind() + " Cora " + (config.sampling() != null ? "sampled " + Arrays.toString(config.sampling().fanouts())
                 : config.mode()) + (smoothing > 0 ? " smoothing " + smoothing : "");
         if (config.mode() == AggregationMode.SAR && config.sampling() == null && smoothing == 0 && c.rank() == 0) {
             Files.writeString(TrainingData.result(config.kind().name().toLowerCase(Locale.ROOT) + "-cora-sar-test-np" + c.size() + ".txt"),
@@ -200,7 +202,7 @@ public class GnnTrainingSuite implements ScenarioSuite {
      * Trains on the K-part directory and on the 1-part directory alone on each rank (the whole graph
      * in one process), from the same initial parameters: every epoch must agree.
      */
-    private static void matchesOneProcess(Communicator c, Check check, java.util.function.IntFunction<Path> dirs, GnnRun.Config config) {
+    private static void matchesOneProcess(Communicator c, Check check, IntFunction<Path> dirs, GnnRun.Config config) {
         List<EpochStats> dist = train(c, dirs.apply(c.size()), config, EDGE_CASE_EPOCHS);
         List<EpochStats> ref;
         try (Communicator alone = c.split(c.rank(), 0)) {

@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicNode;
 import org.junit.jupiter.api.DynamicTest;
@@ -32,7 +33,7 @@ class GnnTrainingTest {
         nodes.addAll(MpiSuiteTests.forRanks(GnnGatTrainingSuite.class, 1800, GnnTrainingSuite.MALLOC_ENV, 2, 3, 4).toList());
         for (String kind : new String[] {"gcn", "gat"}) {
             for (AggregationMode mode : Modes.exact()) {
-                nodes.add(DynamicTest.dynamicTest(kind.toUpperCase(java.util.Locale.ROOT) + " " + mode
+                nodes.add(DynamicTest.dynamicTest(kind.toUpperCase(Locale.ROOT) + " " + mode
                         + " losses with dropout equal with 1, 2, 3 and 4 ranks", () -> sameLossesAcrossRankCounts(kind, mode)));
             }
         }

@@ -1,12 +1,14 @@
 package io.mn4j.mpitests.gnn;
 
-import io.mn4j.gnn.shard.EdgeNorm;
 import io.mn4j.gnn.graph.Csr;
+import io.mn4j.gnn.shard.EdgeNorm;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import org.bytedeco.javacpp.DoublePointer;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.global.torch;
 
 /**
@@ -137,8 +139,8 @@ final class RandomPartitionedGraph {
     }
 
     private Tensor matrix(double[] a) {
-        Tensor t = torch.empty(new long[] {n, n}, new org.bytedeco.pytorch.TensorOptions(torch.ScalarType.Double), null);
-        new org.bytedeco.javacpp.DoublePointer(t.data_ptr()).put(a);
+        Tensor t = torch.empty(new long[] {n, n}, new TensorOptions(torch.ScalarType.Double), null);
+        new DoublePointer(t.data_ptr()).put(a);
         return t;
     }
 

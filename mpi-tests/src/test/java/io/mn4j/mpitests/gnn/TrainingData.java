@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
 import java.util.SplittableRandom;
+import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.bytedeco.javacpp.PointerScope;
 
@@ -93,7 +94,7 @@ final class TrainingData {
     }
 
     private static int[] withOne(int[] counts) {
-        return java.util.stream.IntStream.concat(java.util.stream.IntStream.of(1), java.util.stream.IntStream.of(counts)).distinct().toArray();
+        return IntStream.concat(IntStream.of(1), IntStream.of(counts)).distinct().toArray();
     }
 
     /** Training nodes only among the first quarter of the ids (range partitions of 2, 3 and 4 parts: all on part 0). */

@@ -25,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorVector;
 import org.bytedeco.pytorch.global.torch;
 
 /**
@@ -114,7 +115,7 @@ public class IteratorsSuite implements ScenarioSuite {
             checkPart(check, "part", part, range(be[0], be[1]), 0);
             List<Tensor> all = c.allgather(part.field(2));
             check.tensorsClose("concatenation is the data set", ramp(N, 0).field(2),
-                    torch.cat(new org.bytedeco.pytorch.TensorVector(all.toArray(new Tensor[0]))), 0);
+                    torch.cat(new TensorVector(all.toArray(new Tensor[0]))), 0);
         });
         s.put("scatterDataset shuffled", (c, check) -> {
             TensorDataset part = Datasets.scatterDataset(c.rank() == 0 ? ramp(N, 0) : null, c, 0, true, 1234, false);
