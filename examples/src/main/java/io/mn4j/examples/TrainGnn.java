@@ -287,6 +287,13 @@ public final class TrainGnn implements Callable<Integer> {
             System.err.println("TrainGnn: rank " + rank + ": " + e.getMessage());
             System.err.flush();
             return 1;
+        } catch (OutOfMemoryError e) {
+            // Ends the job like any failure of one rank, with what the user can change.
+            OutOfMemoryError explained = new OutOfMemoryError(e.getMessage() + " (rank " + rank + "; the limit per rank is "
+                    + "-Dorg.bytedeco.javacpp.maxPhysicalBytes, by default 90% of the RAM over the ranks of a node: "
+                    + "--mode sar holds one remote block at a time, and more ranks hold fewer nodes each)");
+            explained.initCause(e);
+            throw explained;
         }
     }
 
