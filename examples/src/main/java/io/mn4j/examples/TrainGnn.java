@@ -80,8 +80,9 @@ import picocli.CommandLine;
             "",
             "Native memory: tensors live outside the Java heap. Unless",
             "-Dorg.bytedeco.javacpp.maxPhysicalBytes is given, each rank may hold 90%% of",
-            "the RAM divided by the ranks on its node, so a job too large for the",
-            "machine stops with an OutOfMemoryError instead of being killed."})
+            "the memory available at its start divided by the ranks on its node, so a",
+            "job too large for the machine stops with an OutOfMemoryError instead of",
+            "being killed."})
 public final class TrainGnn implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -290,8 +291,8 @@ public final class TrainGnn implements Callable<Integer> {
         } catch (OutOfMemoryError e) {
             // Ends the job like any failure of one rank, with what the user can change.
             OutOfMemoryError explained = new OutOfMemoryError(e.getMessage() + " (rank " + rank + "; the limit per rank is "
-                    + "-Dorg.bytedeco.javacpp.maxPhysicalBytes, by default 90% of the RAM over the ranks of a node: "
-                    + "--mode sar holds one remote block at a time, and more ranks hold fewer nodes each)");
+                    + "-Dorg.bytedeco.javacpp.maxPhysicalBytes, by default 90% of the memory available at start over the "
+                    + "ranks of a node: --mode sar holds one remote block at a time, and more ranks hold fewer nodes each)");
             explained.initCause(e);
             throw explained;
         }

@@ -11,17 +11,20 @@ public final class JvmSetup {
 
     /**
      * Sets JavaCPP's limit on this process's resident memory, unless given on the command line
-     * ({@code -Dorg.bytedeco.javacpp.maxPhysicalBytes}), to 90% of the RAM divided by the ranks on
-     * this node. JavaCPP's own default (twice the maximum heap) ignores how many ranks share the
-     * machine; past the limit an allocation first runs the garbage collector, then throws an
-     * OutOfMemoryError, which beats being killed by the system.
+     * ({@code -Dorg.bytedeco.javacpp.maxPhysicalBytes}), to 90% of the memory available at start
+     * (the RAM, less what other processes hold) divided by the ranks on this node. JavaCPP's own
+     * default (twice the maximum heap) ignores how many ranks share the machine; past the limit an
+     * allocation first runs the garbage collector, then throws an OutOfMemoryError, which beats
+     * being killed by the system.
      */
     public static void limitNativeMemory() {
         if (System.getProperty("org.bytedeco.javacpp.maxPhysicalBytes") != null
                 || System.getProperty("org.bytedeco.javacpp.maxphysicalbytes") != null) {
             return;
         }
-        long ram = memTotalBytes();
+        long total = meminfoBytes("MemTotal:");
+        long available = meminfoBytes("MemAvailable:");
+        long ram = available > 0 && total > 0 ? Math.min(total, available) : total;
         if (ram <= 0) {
             return;
         }
@@ -42,10 +45,11 @@ public final class JvmSetup {
         }
     }
 
-    private static long memTotalBytes() {
+    /** A /proc/meminfo field in bytes, or -1. */
+    private static long meminfoBytes(String field) {
         try {
             for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
-                if (line.startsWith("MemTotal:")) {
+                if (line.startsWith(field)) {
                     return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
                 }
             }
