@@ -233,11 +233,14 @@ public final class AggregationBenchmark implements Callable<Integer> {
             Tensor[] yRef = new Tensor[aggs.size()], gRef = new Tensor[aggs.size()];
             double[] yTot = new double[aggs.size()], gTot = new double[aggs.size()];
             for (int i = 0; i < aggs.size(); i++) {
-                Tensor y = aggs.get(i).forward(x), g = aggs.get(i).transposeForward(gOut);
-                yRef[i] = y.sum(1);
-                gRef[i] = g.sum(1);
-                yTot[i] = CsrLoopC.checksum(y);
-                gTot[i] = CsrLoopC.checksum(g);
+                // Only the sums stay: the full results would hold two more matrices per order.
+                try (PointerScope inner = new PointerScope()) {
+                    Tensor y = aggs.get(i).forward(x), g = aggs.get(i).transposeForward(gOut);
+                    yRef[i] = Scopes.escape(inner, scope, y.sum(1));
+                    gRef[i] = Scopes.escape(inner, scope, g.sum(1));
+                    yTot[i] = CsrLoopC.checksum(y);
+                    gTot[i] = CsrLoopC.checksum(g);
+                }
             }
             for (int r = -warmup; r < reps; r++) {
                 for (int i = 0; i < aggs.size(); i++) {
