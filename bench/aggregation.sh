@@ -47,7 +47,9 @@ sweep() { # sweep NAME NODES DEGREES WIDTHS
     --csv "$results/aggregation-$1.csv" --png "$results/aggregation-$1.png" | tee "$results/aggregation-$1.txt"
   echo "after  $1: $(uptime)" >> "$load"
 }
-sweep width "$width_nodes" 16 16,32,64,128,256
-sweep degree "$degree_nodes" 5,10,16,25,50 64
+# Largest first: with scripts/mn4j-run's malloc settings (no trimming) freed blocks are kept, and
+# the smaller matrices that follow fit into them; ascending, the heap grows by every size in turn.
+sweep width "$width_nodes" 16 256,128,64,32,16
+sweep degree "$degree_nodes" 50,25,16,10,5 64
 rm -rf "$work/aggregation"
 echo "Results: $results/aggregation-{width,degree}.{csv,txt,png}, load log: $load"

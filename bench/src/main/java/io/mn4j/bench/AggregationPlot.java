@@ -2,6 +2,7 @@ package io.mn4j.bench;
 
 import io.mn4j.bench.AggregationBenchmark.Result;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -22,7 +23,19 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
 final class AggregationPlot {
     private AggregationPlot() {}
 
-    /** Writes the two charts side by side into {@code png}. */
+    /** Plots a CSV {@link AggregationBenchmark} wrote: {@code AggregationPlot CSV PNG}. */
+    public static void main(String[] args) throws IOException {
+        List<Result> results = new ArrayList<>();
+        List<String> lines = Files.readAllLines(Path.of(args[0]));
+        for (String line : lines.subList(1, lines.size())) {
+            String[] f = line.split(",");
+            results.add(new Result(Double.parseDouble(f[0]), Integer.parseInt(f[1]), f[2], f[3], f[4], Long.parseLong(f[5]), Long.parseLong(f[6]),
+                    Integer.parseInt(f[7]), Double.parseDouble(f[8]), Double.parseDouble(f[9]), Double.parseDouble(f[15])));
+        }
+        plot(results, Path.of(args[1]));
+    }
+
+    /** Writes the charts that have more than one width or degree, side by side, into {@code png}. */
     static void plot(List<Result> results, Path png) throws IOException {
         double degree = mostCommon(results, Result::degree);
         double width = mostCommon(results, r -> r.features());
@@ -30,7 +43,12 @@ final class AggregationPlot {
         XYChart byDegree = chart("GB/s against degree (width " + (int) width + ")", "average degree");
         addSeries(byWidth, results.stream().filter(r -> r.degree() == degree).toList(), r -> r.features());
         addSeries(byDegree, results.stream().filter(r -> r.features() == width).toList(), Result::degree);
-        BitmapEncoder.saveBitmap(List.of(byWidth, byDegree), 1, 2, png.toString(), BitmapEncoder.BitmapFormat.PNG);
+        List<XYChart> charts = new ArrayList<>();
+        for (XYChart c : List.of(byWidth, byDegree)) {
+            if (!c.getSeriesMap().isEmpty()) charts.add(c);
+        }
+        if (charts.isEmpty()) charts.add(byWidth);
+        BitmapEncoder.saveBitmap(charts, 1, charts.size(), png.toString(), BitmapEncoder.BitmapFormat.PNG);
     }
 
     private static void addSeries(XYChart c, List<Result> results, ToDoubleFunction<Result> x) {

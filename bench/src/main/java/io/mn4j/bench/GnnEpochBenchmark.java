@@ -73,7 +73,10 @@ import picocli.CommandLine.Option;
  *       {@code Dropout}; the plain variants inline the same few lines), to show what that costs.
  * </ul>
  * Every variant's time is wall time per epoch and the process CPU time per epoch (more robust on a
- * shared machine). The ratio is mn4j over the fastest plain variant with the same dropout.
+ * shared machine). The ratio is mn4j over the fastest plain variant with the same dropout. With
+ * {@code --node-order none,rcm} the mn4j variants run once per node order of the partition file,
+ * interleaved with the others, and the speed-up of each order over the first is printed;
+ * {@code --no-plain} leaves the plain variants out.
  *
  * <p><b>Bytes per layer (run with 2 or more ranks).</b> In one-shot mode each GCN layer sends the
  * boundary rows of its (post-linear) features once: the bytes all ranks send per layer (the
@@ -122,6 +125,9 @@ public final class GnnEpochBenchmark implements Callable<Integer> {
             description = "Epoch time: node orders of the partition file, each timed with the mn4j variants (none, rcm; default: none).")
     List<String> orders = List.of("none");
 
+    @Option(names = "--no-plain", description = "Epoch time: time the mn4j variants only (each plain variant holds the graph once more).")
+    boolean noPlain;
+
     @Option(names = "--csv", paramLabel = "FILE",
             description = "CSV output (default: gnn-epoch-benchmark.csv, or gnn-oneshot-bytes.csv for bytes).")
     Path csv;
@@ -168,9 +174,11 @@ public final class GnnEpochBenchmark implements Callable<Integer> {
                     dirs.add(Files.createTempDirectory("mn4j-gnn-bench-"));
                     PartitionWriter.write(dirs.get(dirs.size() - 1), g, new int[(int) g.numNodes()], 1, "whole", 0, NodeOrder.byName(o));
                 }
-                variants.add(new Plain("plain embedding_bag", g, hidden, false, false, dropout));
-                variants.add(new Plain("plain sparse_csr", g, hidden, true, false, dropout));
-                variants.add(new Plain("plain embedding_bag, torch.dropout", g, hidden, false, true, dropout));
+                if (!noPlain) {
+                    variants.add(new Plain("plain embedding_bag", g, hidden, false, false, dropout));
+                    variants.add(new Plain("plain sparse_csr", g, hidden, true, false, dropout));
+                    variants.add(new Plain("plain embedding_bag, torch.dropout", g, hidden, false, true, dropout));
+                }
             }
             List<PartitionData> parts = new ArrayList<>();
             try {
@@ -197,8 +205,8 @@ public final class GnnEpochBenchmark implements Callable<Integer> {
                         v.cpu.add(t[1]);
                     }
                 }
-                double plainWall = Math.min(median(variants.get(plainAt).wall), median(variants.get(plainAt + 1).wall));
-                double plainCpu = Math.min(median(variants.get(plainAt).cpu), median(variants.get(plainAt + 1).cpu));
+                double plainWall = noPlain ? Double.NaN : Math.min(median(variants.get(plainAt).wall), median(variants.get(plainAt + 1).wall));
+                double plainCpu = noPlain ? Double.NaN : Math.min(median(variants.get(plainAt).cpu), median(variants.get(plainAt + 1).cpu));
                 out.printf(Locale.ROOT, "  %-36s %12s %12s %10s %10s%n", "variant", "wall ms", "cpu ms", "wall/plain", "cpu/plain");
                 for (Variant v : variants) {
                     double w = median(v.wall);
