@@ -10,6 +10,7 @@ import io.mn4j.examples.support.Cli;
 import io.mn4j.gnn.graph.Csr;
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.nn.GnnModel;
+import io.mn4j.gnn.partition.NodeOrder;
 import io.mn4j.gnn.partition.PartitionData;
 import io.mn4j.gnn.partition.PartitionMetadata;
 import io.mn4j.gnn.partition.PartitionReader;
@@ -72,7 +73,10 @@ import picocli.CommandLine.Option;
  *       {@code Dropout}; the plain variants inline the same few lines), to show what that costs.
  * </ul>
  * Every variant's time is wall time per epoch and the process CPU time per epoch (more robust on a
- * shared machine). The ratio is mn4j over the fastest plain variant with the same dropout.
+ * shared machine). The ratio is mn4j over the fastest plain variant with the same dropout. With
+ * {@code --node-order none,rcm} the mn4j variants run once per node order of the partition file,
+ * interleaved with the others, and the speed-up of each order over the first is printed;
+ * {@code --no-plain} leaves the plain variants out.
  *
  * <p><b>Bytes per layer (run with 2 or more ranks).</b> In one-shot mode each GCN layer sends the
  * boundary rows of its (post-linear) features once: the bytes all ranks send per layer (the
@@ -104,6 +108,25 @@ public final class GnnEpochBenchmark implements Callable<Integer> {
 
     @Option(names = "--what", paramLabel = "time|bytes", description = "time (1 rank) or bytes (2+ ranks); default: time with 1 rank, bytes with more.")
     String what;
+
+    @Option(names = "--nodes", paramLabel = "N", description = "Synthetic graph: nodes (default: TrainGnn's, 150000).")
+    Long nodes;
+
+    @Option(names = "--avg-degree", paramLabel = "D", description = "Synthetic graph: mean degree (default: TrainGnn's, 10).")
+    Double avgDegree;
+
+    @Option(names = "--features", paramLabel = "F", description = "Synthetic graph: feature size (default: TrainGnn's, 64).")
+    Integer features;
+
+    @Option(names = "--classes", paramLabel = "C", description = "Synthetic graph: classes (default: TrainGnn's, 8).")
+    Integer classes;
+
+    @Option(names = "--node-order", paramLabel = "O", split = ",",
+            description = "Epoch time: node orders of the partition file, each timed with the mn4j variants (none, rcm; default: none).")
+    List<String> orders = List.of("none");
+
+    @Option(names = "--no-plain", description = "Epoch time: time the mn4j variants only (each plain variant holds the graph once more).")
+    boolean noPlain;
 
     @Option(names = "--csv", paramLabel = "FILE",
             description = "CSV output (default: gnn-epoch-benchmark.csv, or gnn-oneshot-bytes.csv for bytes).")
@@ -141,24 +164,35 @@ public final class GnnEpochBenchmark implements Callable<Integer> {
                 + "per variant, interleaved; %d LibTorch threads; OPENBLAS_CORETYPE=%s%n", hidden, dropout, warmup, epochs, torch.get_num_threads(),
                 System.getenv().getOrDefault("OPENBLAS_CORETYPE", "(unset)"));
         for (String d : data) {
-            GraphOptions source = new GraphOptions();
-            source.data = d;
-            Path dir = Files.createTempDirectory("mn4j-gnn-bench-");
+            GraphOptions source = graphSource(d);
+            List<Path> dirs = new ArrayList<>();
             List<Variant> variants = new ArrayList<>();
             String description;
             try (Graph g = source.load()) {
                 description = source.describe(g);
-                PartitionWriter.write(dir, g, new int[(int) g.numNodes()], 1, "whole", 0);
-                variants.add(new Plain("plain embedding_bag", g, hidden, false, false, dropout));
-                variants.add(new Plain("plain sparse_csr", g, hidden, true, false, dropout));
-                variants.add(new Plain("plain embedding_bag, torch.dropout", g, hidden, false, true, dropout));
+                for (String o : orders) {
+                    dirs.add(Files.createTempDirectory("mn4j-gnn-bench-"));
+                    PartitionWriter.write(dirs.get(dirs.size() - 1), g, new int[(int) g.numNodes()], 1, "whole", 0, NodeOrder.byName(o));
+                }
+                if (!noPlain) {
+                    variants.add(new Plain("plain embedding_bag", g, hidden, false, false, dropout));
+                    variants.add(new Plain("plain sparse_csr", g, hidden, true, false, dropout));
+                    variants.add(new Plain("plain embedding_bag, torch.dropout", g, hidden, false, true, dropout));
+                }
             }
-            try (PartitionData part = PartitionReader.load(comm, dir)) {
-                variants.add(0, new Mn4j("mn4j SAR", comm, part, AggregationMode.SAR, hidden, dropout));
-                variants.add(1, new Mn4j("mn4j ONE_SHOT", comm, part, AggregationMode.ONE_SHOT, hidden, dropout));
+            List<PartitionData> parts = new ArrayList<>();
+            try {
+                for (int i = 0; i < orders.size(); i++) {
+                    parts.add(PartitionReader.load(comm, dirs.get(i)));
+                    // The first order's variants keep their old names; the others say their order.
+                    String suffix = i == 0 ? "" : ", " + orders.get(i) + " order";
+                    variants.add(2 * i, new Mn4j("mn4j SAR" + suffix, comm, parts.get(i), AggregationMode.SAR, hidden, dropout));
+                    variants.add(2 * i + 1, new Mn4j("mn4j ONE_SHOT" + suffix, comm, parts.get(i), AggregationMode.ONE_SHOT, hidden, dropout));
+                }
+                int plainAt = 2 * orders.size();
                 out.println();
                 out.println(description);
-                out.println(sameMath(comm, part, dir));
+                out.println(sameMath(comm, parts.get(0), dirs.get(0)));
                 for (Variant v : variants) {
                     for (int i = 0; i < warmup; i++) {
                         v.timedEpoch();
@@ -171,8 +205,8 @@ public final class GnnEpochBenchmark implements Callable<Integer> {
                         v.cpu.add(t[1]);
                     }
                 }
-                double plainWall = Math.min(median(variants.get(2).wall), median(variants.get(3).wall));
-                double plainCpu = Math.min(median(variants.get(2).cpu), median(variants.get(3).cpu));
+                double plainWall = noPlain ? Double.NaN : Math.min(median(variants.get(plainAt).wall), median(variants.get(plainAt + 1).wall));
+                double plainCpu = noPlain ? Double.NaN : Math.min(median(variants.get(plainAt).cpu), median(variants.get(plainAt + 1).cpu));
                 out.printf(Locale.ROOT, "  %-36s %12s %12s %10s %10s%n", "variant", "wall ms", "cpu ms", "wall/plain", "cpu/plain");
                 for (Variant v : variants) {
                     double w = median(v.wall);
@@ -183,17 +217,43 @@ public final class GnnEpochBenchmark implements Callable<Integer> {
                     rows.add(new String[] {source.label(), v.name, fmt(w * 1e3), fmt(c * 1e3), fmt(quantile(v.wall, 0.1) * 1e3),
                         fmt(quantile(v.wall, 0.9) * 1e3), rw, rc});
                 }
+                printOrderSpeedups(variants, out);
+            } finally {
                 for (Variant v : variants) {
                     v.close();
                 }
-            } finally {
-                deleteRecursively(dir);
+                parts.forEach(PartitionData::close);
+                for (Path dir : dirs) {
+                    deleteRecursively(dir);
+                }
             }
         }
         Path file = csv != null ? csv : Path.of("gnn-epoch-benchmark.csv");
         writeCsv(file, "data,variant,median_wall_ms,median_cpu_ms,p10_wall_ms,p90_wall_ms,wall_ratio_to_plain,cpu_ratio_to_plain", rows);
         out.println();
         out.println("CSV: " + file.toAbsolutePath());
+    }
+
+    /** Each mn4j variant in another node order against the same mode in the first order: the ratio of median epoch times. */
+    private void printOrderSpeedups(List<Variant> variants, PrintStream out) {
+        for (int i = 1; i < orders.size(); i++) {
+            for (int m = 0; m < 2; m++) {
+                Variant base = variants.get(m), v = variants.get(2 * i + m);
+                out.printf(Locale.ROOT, "  %s: %.3fx the epochs per second of %s (wall, medians), %.3fx by CPU time%n", v.name,
+                        median(base.wall) / median(v.wall), base.name, median(base.cpu) / median(v.cpu));
+            }
+        }
+    }
+
+    /** The graph named {@code d}, with this program's synthetic-graph options. */
+    private GraphOptions graphSource(String d) {
+        GraphOptions source = new GraphOptions();
+        source.data = d;
+        if (nodes != null) source.nodes = nodes;
+        if (avgDegree != null) source.avgDegree = avgDegree;
+        if (features != null) source.features = features;
+        if (classes != null) source.classes = classes;
+        return source;
     }
 
     /**
@@ -212,7 +272,7 @@ public final class GnnEpochBenchmark implements Callable<Integer> {
         }
     }
 
-    /** The one-partition directory as a graph again (new ids = old ids, as one partition keeps the order). */
+    /** The one-partition directory as a graph again, its nodes numbered by new id (the original ids in order none). */
     private static Graph wholeGraph(Path dir, PartitionData p) {
         try (PointerScope s = new PointerScope()) {
             return Graph.builder(Csr.of(p.numLocalNodes(), p.numLocalNodes(), p.rowptr(), p.col(), p.edgeWeight()))
@@ -423,8 +483,7 @@ public final class GnnEpochBenchmark implements Callable<Integer> {
         List<String[]> rows = new ArrayList<>();
         out.printf("GnnEpochBenchmark: bytes sent in ONE_SHOT mode by a 2-layer GCN (hidden %d) over %d ranks%n", hidden, comm.size());
         for (String d : data) {
-            GraphOptions source = new GraphOptions();
-            source.data = d;
+            GraphOptions source = graphSource(d);
             // Rank 0 writes the partitions, every rank reads its own (one machine, or a shared file system).
             Path where = Path.of(comm.bcastObj(comm.rank() == 0 ? Files.createTempDirectory("mn4j-gnn-bytes-").toString() : null, 0));
             String method = Partitions.defaultPartitioner();

@@ -12,25 +12,35 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
-/** Smoke test: the benchmark runs on a small graph, every method agrees with the kernel, the CSV is complete, bad options are refused. */
+/**
+ * Smoke test: the benchmark runs on small graphs in both node orders, every method (the C loop
+ * compiled here with gcc) agrees with the kernel, the CSV and plot are complete, bad options are refused.
+ */
 class AggregationBenchmarkTest {
     @Test
-    void runsOnASmallGraph(@TempDir Path dir) throws Exception {
-        AggregationBenchmark b = new AggregationBenchmark();
-        new CommandLine(b).parseArgs("--nodes", "3000", "--degree", "8", "--features", "16", "--reps", "1", "--warmup", "0", "--csv",
-                dir.resolve("b.csv").toString());
+    void runsOnSmallGraphs(@TempDir Path dir) throws Exception {
+        Path program = dir.resolve("csragg");
+        Process gcc = new ProcessBuilder("gcc", "-O3", "-fopenmp", "-o", program.toString(), "c/csragg.c").inheritIO().start();
+        assertEquals(0, gcc.waitFor(), "gcc -O3 -fopenmp c/csragg.c");
+        Path csv = dir.resolve("b.csv");
         StringWriter printed = new StringWriter();
-        List<AggregationBenchmark.Result> r = b.run(new PrintWriter(printed, true));
-        assertEquals(2 * AggregationBenchmark.METHODS.size(), r.size());
-        for (AggregationBenchmark.Result x : r) {
-            assertTrue(x.maxAbsError() < 1e-4, x.method() + " " + x.direction() + " differs from the kernel by " + x.maxAbsError());
-            assertTrue(x.medianSeconds() > 0 && x.gflops() > 0);
+        int exit = new CommandLine(new AggregationBenchmark()).setOut(new PrintWriter(printed, true)).execute("--nodes", "3000", "--degree", "8,12",
+                "--features", "16,8", "--reps", "1", "--warmup", "0", "--node-order", "none,rcm", "--methods", String.join(",", AggregationBenchmark.METHODS),
+                "--c-kernel", program.toString(), "--work", dir.resolve("work").toString(), "--csv", csv.toString(), "--png",
+                dir.resolve("b.png").toString());
+        assertEquals(0, exit, printed.toString());
+        List<String> lines = Files.readAllLines(csv);
+        // Per degree and width: 5 methods x 2 directions x 2 orders, and the two copies.
+        assertEquals(1 + 4 * (5 * 2 * 2 + 2), lines.size(), String.join("\n", lines));
+        for (String line : lines.subList(1, lines.size())) {
+            String[] f = line.split(",");
+            double check = Double.parseDouble(f[15]);
+            assertTrue(check < (f[3].startsWith("c-") ? 1e-5 : 1e-3), line);
+            assertTrue(Double.parseDouble(f[8]) > 0, line);
         }
-        AggregationBenchmark.writeCsv(b.csv, r);
-        List<String> lines = Files.readAllLines(b.csv);
-        assertEquals(1 + r.size(), lines.size());
-        assertTrue(lines.get(1).startsWith("mn4j-csr,forward,3000,"), lines.get(1));
-        assertTrue(printed.toString().contains("GFLOP/s"));
+        assertTrue(lines.get(1).startsWith("8.0,16,none,mn4j-csr,forward,3000,"), lines.get(1));
+        assertTrue(printed.toString().contains("none/this"));
+        assertTrue(Files.size(dir.resolve("b.png")) > 0);
     }
 
     @Test

@@ -5,6 +5,8 @@ import io.mn4j.examples.gnn.JvmSetup;
 import io.mn4j.examples.gnn.Partitions;
 import io.mn4j.examples.support.Cli;
 import io.mn4j.gnn.graph.Graph;
+import io.mn4j.gnn.partition.NodeOrder;
+import io.mn4j.gnn.partition.PartitionBuilder;
 import io.mn4j.gnn.partition.PartitionStats;
 import io.mn4j.gnn.partition.PartitionWriter;
 import io.mn4j.gnn.partition.Partitioner;
@@ -50,6 +52,11 @@ public final class Partition implements Callable<Integer> {
             description = "Partitioner (default: metis if gpmetis is installed, else ldg).")
     String method;
 
+    @Option(names = "--node-order", paramLabel = "none|rcm", converter = Partitions.OrderConverter.class,
+            description = "Order of each partition's nodes: increasing original id (none) or reverse Cuthill-McKee for locality in "
+                    + "aggregation (rcm; default: ${DEFAULT-VALUE}).")
+    NodeOrder nodeOrder = PartitionBuilder.DEFAULT_ORDER;
+
     @Option(names = "--seed", paramLabel = "S", description = "Partitioner seed (default: ${DEFAULT-VALUE}).")
     long seed = 1;
 
@@ -85,8 +92,8 @@ public final class Partition implements Callable<Integer> {
             print(stats, o);
             if (!statsOnly) {
                 Path dir = out != null ? out : Path.of("parts", data.label().replace(".npz", "") + "-" + partitioner.name() + "-" + parts);
-                PartitionWriter.write(dir, g, assignment, parts, partitioner.name(), seed);
-                o.printf(Locale.ROOT, "wrote %s in %.1f s%n", dir, (System.nanoTime() - t2) / 1e9);
+                PartitionWriter.write(dir, g, assignment, parts, partitioner.name(), seed, nodeOrder);
+                o.printf(Locale.ROOT, "wrote %s (node order %s) in %.1f s%n", dir, nodeOrder.label(), (System.nanoTime() - t2) / 1e9);
             }
         }
         o.flush();

@@ -20,6 +20,8 @@ import io.mn4j.examples.support.MemoryTrend;
 import io.mn4j.examples.support.ProgressBar;
 import io.mn4j.examples.support.RunOutput;
 import io.mn4j.gnn.nn.GnnModel;
+import io.mn4j.gnn.partition.NodeOrder;
+import io.mn4j.gnn.partition.PartitionBuilder;
 import io.mn4j.gnn.partition.PartitionData;
 import io.mn4j.gnn.partition.PartitionMetadata;
 import io.mn4j.gnn.partition.PartitionReader;
@@ -133,6 +135,11 @@ public final class TrainGnn implements Callable<Integer> {
     @Option(names = "--partitioner", paramLabel = "metis|ldg|range|random",
             description = "How rank 0 partitions the graph when --partitions is not given (default: metis if gpmetis is installed, else ldg).")
     String partitioner;
+
+    @Option(names = "--node-order", paramLabel = "none|rcm", converter = Partitions.OrderConverter.class,
+            description = "When rank 0 partitions: the order of each partition's nodes, increasing original id (none) or reverse "
+                    + "Cuthill-McKee for locality in aggregation (rcm; default: ${DEFAULT-VALUE}).")
+    NodeOrder nodeOrder = PartitionBuilder.DEFAULT_ORDER;
 
     @Option(names = {"-e", "--epochs"}, paramLabel = "N", description = "Training epochs (default: ${DEFAULT-VALUE}).")
     int epochs = 100;
@@ -304,7 +311,7 @@ public final class TrainGnn implements Callable<Integer> {
             return PartitionReader.load(comm, dir, mapFeatures);
         }
         String method = partitioner != null ? partitioner : Partitions.defaultPartitioner();
-        PartitionData cut = Partitions.cutOnRankZero(comm, data, method, seed, dir, talk);
+        PartitionData cut = Partitions.cutOnRankZero(comm, data, method, seed, nodeOrder, dir, talk);
         if (!mapFeatures) {
             return cut;
         }

@@ -6,6 +6,7 @@ import io.mn4j.communicator.JobInputException;
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.partition.LocalHost;
 import io.mn4j.gnn.partition.MetisPartitioner;
+import io.mn4j.gnn.partition.NodeOrder;
 import io.mn4j.gnn.partition.PartitionBuilder;
 import io.mn4j.gnn.partition.PartitionData;
 import io.mn4j.gnn.partition.PartitionScatter;
@@ -16,6 +17,7 @@ import io.mn4j.gnn.partition.Partitioners;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.Locale;
+import picocli.CommandLine;
 
 /**
  * Choices the example programs make about partitioning, and how {@code TrainGnn} partitions when
@@ -24,6 +26,14 @@ import java.util.Locale;
  */
 public final class Partitions {
     private Partitions() {
+    }
+
+    /** Reads {@code --node-order none|rcm} (any case) for picocli. */
+    public static final class OrderConverter implements CommandLine.ITypeConverter<NodeOrder> {
+        @Override
+        public NodeOrder convert(String value) {
+            return NodeOrder.byName(value);
+        }
     }
 
     /** The partitioner used when none is named: METIS if {@code gpmetis} is installed, else the built-in LDG. */
@@ -45,10 +55,12 @@ public final class Partitions {
      * later run can load it with {@code --partitions}. Collective; a failure on any rank (no graph,
      * a folder that cannot be written) is a {@link JobInputException} on every rank.
      *
+     * @param order the order of each partition's nodes
      * @param talk where rank 0 reports the data and the cut (null on other ranks)
      * @return this rank's partition; the caller closes it
      */
-    public static PartitionData cutOnRankZero(Communicator comm, GraphOptions data, String method, long seed, Path dir, PrintStream talk) {
+    public static PartitionData cutOnRankZero(Communicator comm, GraphOptions data, String method, long seed, NodeOrder order, Path dir,
+            PrintStream talk) {
         int parts = comm.size();
         Cut cut = Agreement.agree(comm, "partitioning '" + data.data + "' into " + parts + " parts with " + method, () -> {
             if (comm.rank() != 0) {
@@ -59,14 +71,14 @@ public final class Partitions {
             try {
                 long t1 = System.nanoTime();
                 Partitioner p = Partitioners.byName(method);
-                PartitionBuilder builder = new PartitionBuilder(g, p.partition(g, parts, seed), parts, p.name(), seed);
+                PartitionBuilder builder = new PartitionBuilder(g, p.partition(g, parts, seed), parts, p.name(), seed, order);
                 long t2 = System.nanoTime();
                 PartitionStats stats = builder.stats();
                 talk.printf(Locale.ROOT, "data: %s (%.1f s)%n", data.describe(g), (t1 - t0) / 1e9);
                 talk.printf(Locale.ROOT, "partitioned by %s into %d in %.1f s: edge cut %d (%.2f%%), node balance %.3f, edge balance %.3f, "
-                        + "communication volume %d rows; each rank gets its partition over MPI and keeps it in %s%n", p.name(), parts,
-                        (t2 - t1) / 1e9, stats.edgeCut(), 100 * stats.cutFraction(), stats.nodeBalance(), stats.edgeBalance(),
-                        stats.totalCommVolume(), dir);
+                        + "communication volume %d rows, node order %s; each rank gets its partition over MPI and keeps it in %s%n", p.name(),
+                        parts, (t2 - t1) / 1e9, stats.edgeCut(), 100 * stats.cutFraction(), stats.nodeBalance(), stats.edgeBalance(),
+                        stats.totalCommVolume(), order.label(), dir);
                 return new Cut(g, builder);
             } catch (Exception | Error e) {
                 g.close();

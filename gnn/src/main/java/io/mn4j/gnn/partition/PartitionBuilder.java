@@ -10,8 +10,8 @@ import org.bytedeco.pytorch.global.torch.ScalarType;
 
 /**
  * A graph cut into partitions in memory, exactly as {@link PartitionWriter} lays them out: nodes
- * renumbered contiguously per partition (partition 0's, in increasing original id, first), every
- * edge stored with its destination's partition, the sources of a row sorted by new id. Builds one
+ * renumbered contiguously per partition (partition 0's first, in the {@link NodeOrder} asked for),
+ * every edge stored with its destination's partition, the sources of a row sorted by new id. Builds one
  * partition's arrays at a time ({@link #part(int)}), so that a caller can write or send each and
  * free it before the next: the whole graph is held once, not twice.
  */
@@ -24,14 +24,23 @@ public final class PartitionBuilder {
     private final long[] newId;
     private final long[] byNewId;
 
+    /** The node order of partitions written without one named. */
+    public static final NodeOrder DEFAULT_ORDER = NodeOrder.NONE;
+
+    /** The cut of {@code g} given by {@code assignment}, nodes in {@link #DEFAULT_ORDER}. */
+    public PartitionBuilder(Graph g, int[] assignment, int parts, String method, long seed) {
+        this(g, assignment, parts, method, seed, DEFAULT_ORDER);
+    }
+
     /**
      * Prepares the cut of {@code g} given by {@code assignment} (the partition of every node).
      * The graph stays the caller's and must stay open while partitions are built.
      *
      * @param method partitioner name recorded in the metadata
      * @param seed partitioner seed recorded in the metadata
+     * @param order the order of each partition's nodes among its new ids
      */
-    public PartitionBuilder(Graph g, int[] assignment, int parts, String method, long seed) {
+    public PartitionBuilder(Graph g, int[] assignment, int parts, String method, long seed, NodeOrder order) {
         this.graph = g;
         this.parts = parts;
         this.stats = PartitionStats.compute(g, assignment, parts);
@@ -47,12 +56,27 @@ public final class PartitionBuilder {
             newId[v] = id;
             byNewId[(int) id] = v;
         }
+        if (order != NodeOrder.NONE) reorder(g.adjacency(), order);
         long[] nodesPer = new long[parts];
         for (int k = 0; k < parts; k++) nodesPer[k] = offsets[k + 1] - offsets[k];
         String featureType = !g.hasFeatures() ? "none" : Tensors.type(g.features()) == ScalarType.Double ? "float64" : "float32";
         metadata = new PartitionMetadata(PartitionMetadata.FORMAT_VERSION, parts, n, g.numEdges(), g.numFeatures(), featureType,
                 g.numClasses(), g.hasLabels(), g.hasMasks(), g.edgeWeight() != null, method, seed, stats.edgeCut(), stats.totalCommVolume(),
                 nodesPer, stats.partEdges(), offsets.clone());
+    }
+
+    /** Puts each partition's nodes in {@code order} within its range of new ids. */
+    private void reorder(Csr adjacency, NodeOrder order) {
+        long[] rp = adjacency.rowptrArray();
+        int[] col = adjacency.colArray();
+        for (int k = 0; k < parts; k++) {
+            int first = (int) offsets[k];
+            long[] ordered = order.order(rp, col, Arrays.copyOfRange(byNewId, first, (int) offsets[k + 1]));
+            for (int i = 0; i < ordered.length; i++) {
+                byNewId[first + i] = ordered[i];
+                newId[(int) ordered[i]] = first + i;
+            }
+        }
     }
 
     /** The metadata of the whole cut. */

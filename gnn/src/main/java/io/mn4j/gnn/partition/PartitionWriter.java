@@ -22,8 +22,9 @@ import org.slf4j.LoggerFactory;
  * DIR/part-K/train_mask.npy, val_mask.npy, test_mask.npy   bool [n_K], if the graph has masks
  * </pre>
  *
- * <p>Nodes are renumbered contiguously: partition 0's nodes (in increasing original id) get new ids
- * {@code 0..n_0-1}, partition 1's the next {@code n_1}, and so on; {@code node_ids.npy} maps back.
+ * <p>Nodes are renumbered contiguously: partition 0's nodes get new ids {@code 0..n_0-1}, partition
+ * 1's the next {@code n_1}, and so on, within a partition in increasing original id or in a
+ * {@link NodeOrder} of locality; {@code node_ids.npy} maps back.
  * Every edge is stored with its destination's partition; sources within a row are sorted by new
  * id. All arrays are plain {@code .npy} files, readable by numpy. {@code metadata.json} is written
  * last (and removed first when overwriting), so an interrupted write is never mistaken for a
@@ -39,15 +40,22 @@ public final class PartitionWriter {
         return "part-" + k;
     }
 
+    /** Writes the partitions of {@code g} given by {@code assignment}, nodes in {@link PartitionBuilder#DEFAULT_ORDER}. */
+    public static PartitionMetadata write(Path dir, Graph g, int[] assignment, int parts, String method, long seed) throws IOException {
+        return write(dir, g, assignment, parts, method, seed, PartitionBuilder.DEFAULT_ORDER);
+    }
+
     /**
      * Writes the partitions of {@code g} given by {@code assignment}.
      *
      * @param method partitioner name recorded in the metadata
      * @param seed partitioner seed recorded in the metadata
+     * @param order the order of each partition's nodes among its new ids
      * @return the metadata written
      */
-    public static PartitionMetadata write(Path dir, Graph g, int[] assignment, int parts, String method, long seed) throws IOException {
-        PartitionBuilder cut = new PartitionBuilder(g, assignment, parts, method, seed);
+    public static PartitionMetadata write(Path dir, Graph g, int[] assignment, int parts, String method, long seed, NodeOrder order)
+            throws IOException {
+        PartitionBuilder cut = new PartitionBuilder(g, assignment, parts, method, seed, order);
         Files.createDirectories(dir);
         Files.deleteIfExists(dir.resolve(PartitionMetadata.FILE));
         for (int k = 0; k < parts; k++) {

@@ -4,7 +4,9 @@ import io.mn4j.examples.gnn.GraphOptions;
 import io.mn4j.gnn.graph.Graph;
 import io.mn4j.gnn.graph.SyntheticGraphs;
 import io.mn4j.gnn.partition.MetisPartitioner;
+import io.mn4j.gnn.partition.NodeOrder;
 import io.mn4j.gnn.partition.PartitionWriter;
+import io.mn4j.gnn.partition.Partitioner;
 import io.mn4j.gnn.partition.Partitioners;
 import io.mn4j.tensor.Tensors;
 import java.io.IOException;
@@ -28,6 +30,8 @@ import org.bytedeco.javacpp.PointerScope;
  *
  * <ul>
  *   <li>{@code cora-K}: Planetoid Cora (row-normalised features, public split), METIS, K parts;
+ *   <li>{@code cora-K-none}, {@code cora-K-rcm}: the same cut with each partition's nodes in
+ *       increasing original id and in reverse Cuthill–McKee order;
  *   <li>{@code notrain-K}: a 1200-node planted-partition graph cut into K contiguous ranges whose
  *       training nodes all lie in the first quarter, so for K ≥ 2 every rank but 0 owns none;
  *   <li>{@code isolated-K}: a 1200-node graph whose edges never leave their class (homophily 1),
@@ -49,6 +53,10 @@ final class TrainingData {
 
     static Path cora(int parts) {
         return dir().resolve("cora-" + parts);
+    }
+
+    static Path cora(int parts, NodeOrder order) {
+        return dir().resolve("cora-" + parts + "-" + order.label());
     }
 
     static Path noTrain(int parts) {
@@ -81,7 +89,12 @@ final class TrainingData {
         try (Graph g = cora.load(); Graph nt = noTrainGraph(); Graph iso = isolatedGraph()) {
             int[] isoLabels = Tensors.toIntArray(iso.labels());
             for (int k : withOne(partCounts)) {
-                PartitionWriter.partitionAndWrite(cora(k), g, Partitioners.byName(method), k, 1);
+                Partitioner p = Partitioners.byName(method);
+                int[] cut = p.partition(g, k, 1);
+                PartitionWriter.write(cora(k), g, cut, k, p.name(), 1);
+                for (NodeOrder order : NodeOrder.values()) {
+                    PartitionWriter.write(cora(k, order), g, cut, k, p.name(), 1, order);
+                }
                 PartitionWriter.partitionAndWrite(noTrain(k), nt, Partitioners.byName("range"), k, 1);
                 int[] byClass = new int[isoLabels.length];
                 for (int v = 0; v < byClass.length; v++) {
