@@ -29,11 +29,16 @@ import org.junit.jupiter.params.provider.CsvSource;
  */
 class ResumeAfterKillTest {
     private static final long TIMEOUT = 240;
-    private static final List<String> MLP = List.of("--epochs", "3", "--train-examples", "1200", "--test-examples", "300",
+    /**
+     * Large enough that five epochs follow the last marker a kill may wait for (every marker falls
+     * in the first epoch), so the kill lands before the job ends on a fast, quiet machine too (1200
+     * examples in 3 epochs, checkpointed per epoch, ended within the killer's delay there).
+     */
+    private static final List<String> MLP = List.of("--epochs", "6", "--train-examples", "12000", "--test-examples", "300",
             "--hidden", "64,64,64", "--no-progress", "--no-plot");
 
     @ParameterizedTest(name = "{0} on {1} ranks, seed {2}")
-    @CsvSource({"Train, 3, 2, 4it", "TrainDataParallel, 2, 3, 1"})
+    @CsvSource({"Train, 3, 2, 4it", "TrainDataParallel, 2, 3, 15it"})
     void killedAndResumedGivesTheSameCurve(String program, int ranks, long seed, String every,
             @TempDir(cleanup = CleanupMode.ON_SUCCESS) Path dir) throws Exception {
         String main = "io.mn4j.examples." + program;
@@ -67,7 +72,8 @@ class ResumeAfterKillTest {
             case "sampled" -> List.of("--model", "sage", "--fanouts", "5,5", "--batch-size", "32");
             default -> List.of("--mode", "sar");
         };
-        List<String> common = new ArrayList<>(List.of("--data", "cora", "--epochs", "6", "--no-progress", "--no-plot"));
+        // At least eight epochs follow the last marker a kill may wait for: the kill lands before the end.
+        List<String> common = new ArrayList<>(List.of("--data", "cora", "--epochs", "12", "--no-progress", "--no-plot"));
         common.addAll(how);
         List<List<String>> reference = gnn(main, ranks, dir.resolve("reference"), common, dir.resolve("ckpt-reference"), false, null);
         List<String> ckpt = new ArrayList<>(common);
