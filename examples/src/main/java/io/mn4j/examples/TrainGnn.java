@@ -381,7 +381,8 @@ public final class TrainGnn implements Callable<Integer> {
             }
             if (stopping != null) {
                 // Every rank sees the same figures; the agreement makes a refusal an error on every rank.
-                if (Agreement.agree(comm, "early stopping", () -> stopping.observe(s))) {
+                boolean newlyKept = Agreement.agree(comm, "early stopping", () -> stopping.observe(s));
+                if (newlyKept && !export.files.isEmpty()) { // the kept weights matter only to --export
                     if (keptModel != null) {
                         keptModel.close();
                     }
@@ -408,9 +409,9 @@ public final class TrainGnn implements Callable<Integer> {
         }
     }
 
-    /** With --patience, puts the kept epoch's weights back into the model (for --export), if they are still in memory. */
-    private static void restoreKept(EarlyStopping stopping, StateDict keptModel, List<GnnEpoch> all, GnnRun run, PrintStream talk) {
-        if (stopping == null || stopping.kept() == null) {
+    /** With --patience and --export, puts the kept epoch's weights back into the model, if they are still in memory. */
+    private void restoreKept(EarlyStopping stopping, StateDict keptModel, List<GnnEpoch> all, GnnRun run, PrintStream talk) {
+        if (stopping == null || stopping.kept() == null || export.files.isEmpty()) {
             return;
         }
         int last = all.get(all.size() - 1).stats().epoch();

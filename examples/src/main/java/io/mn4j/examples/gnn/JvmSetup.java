@@ -3,6 +3,7 @@ package io.mn4j.examples.gnn;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 /** Process settings the GNN programs make first thing in {@code main}, before any JavaCPP class loads. */
 public final class JvmSetup {
@@ -22,8 +23,9 @@ public final class JvmSetup {
                 || System.getProperty("org.bytedeco.javacpp.maxphysicalbytes") != null) {
             return;
         }
-        long total = meminfoBytes("MemTotal:");
-        long available = meminfoBytes("MemAvailable:");
+        List<String> meminfo = meminfo();
+        long total = bytes(meminfo, "MemTotal:");
+        long available = bytes(meminfo, "MemAvailable:");
         long ram = available > 0 && total > 0 ? Math.min(total, available) : total;
         if (ram <= 0) {
             return;
@@ -45,16 +47,25 @@ public final class JvmSetup {
         }
     }
 
-    /** A /proc/meminfo field in bytes, or -1. */
-    private static long meminfoBytes(String field) {
+    /** The lines of /proc/meminfo, or none. */
+    private static List<String> meminfo() {
         try {
-            for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
-                if (line.startsWith(field)) {
+            return Files.readAllLines(Path.of("/proc/meminfo"));
+        } catch (IOException | RuntimeException e) {
+            return List.of();
+        }
+    }
+
+    /** A /proc/meminfo field in bytes, or -1. */
+    private static long bytes(List<String> meminfo, String field) {
+        for (String line : meminfo) {
+            if (line.startsWith(field)) {
+                try {
                     return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+                } catch (NumberFormatException e) {
+                    return -1;
                 }
             }
-        } catch (IOException | RuntimeException e) {
-            return -1;
         }
         return -1;
     }
