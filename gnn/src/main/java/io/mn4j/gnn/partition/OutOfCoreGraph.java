@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.Locale;
 import java.util.stream.Stream;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Tensor;
@@ -139,13 +140,18 @@ public final class OutOfCoreGraph implements AutoCloseable {
                 buckets.drain(c);
             }
             LOG.info("{}: {} edges read into buckets in {} s, sorted into {} undirected entries in {} s", folder.edgeFile(), scan.count(),
-                    (t1 - t0) / 1_000_000_000, numEdges, (System.nanoTime() - t1) / 1_000_000_000);
+                    seconds(t0, t1), numEdges, seconds(t1, System.nanoTime()));
         }
         if (c.symmetric && c.repeatFrom >= 0) {
             throw new IllegalArgumentException(folder.edgeFile() + ": every edge is stored in both directions, and edge " + c.repeatFrom
                     + "," + c.repeatTo + " more than once: read in memory such a graph keeps the repeats as parallel edges, which the "
                     + "out-of-core path cannot; drop the repeated lines, or partition in memory");
         }
+    }
+
+    /** Seconds between two {@link System#nanoTime()} readings, to a tenth, for logs. */
+    static String seconds(long from, long to) {
+        return String.format(Locale.ROOT, "%.1f", (to - from) / 1e9);
     }
 
     /** A guess of 2 x the lines of an edge file from its size, when {@code num-edge-list} does not give them. */

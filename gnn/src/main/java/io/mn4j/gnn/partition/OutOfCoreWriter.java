@@ -59,8 +59,8 @@ final class OutOfCoreWriter {
                 features ? "float32" : "none", g.numClasses, g.labels != null, true, false, method, g.seed, stats.edgeCut(),
                 stats.totalCommVolume(), nodesPer, stats.partEdges(), w.offsets.clone());
         m.write(dir);
-        LOG.info("wrote {} partitions to {}: nodes {} s, edges {} s, features {} s; {}", parts, dir, (t1 - t0) / 1_000_000_000,
-                (t2 - t1) / 1_000_000_000, (System.nanoTime() - t2) / 1_000_000_000, stats);
+        LOG.info("wrote {} partitions to {}: nodes {} s, edges {} s, features {} s; {}", parts, dir, OutOfCoreGraph.seconds(t0, t1),
+                OutOfCoreGraph.seconds(t1, t2), OutOfCoreGraph.seconds(t2, System.nanoTime()), stats);
         return m;
     }
 
