@@ -4,9 +4,7 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.channels.FileChannel;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import org.bytedeco.pytorch.global.torch.ScalarType;
 
 /**
@@ -19,8 +17,7 @@ public final class NpyStreamWriter implements Closeable {
     private final Path file;
     private final ScalarType type;
     private final long numel;
-    private final FileChannel ch;
-    private final ByteBuffer buf;
+    private final BufferedFileWriter out;
     private long written;
 
     private NpyStreamWriter(Path file, ScalarType type, long[] shape, int bufferBytes) throws IOException {
@@ -29,13 +26,11 @@ public final class NpyStreamWriter implements Closeable {
         long n = 1;
         for (long d : shape) n = Math.multiplyExact(n, d);
         this.numel = n;
-        this.buf = ByteBuffer.allocate(Math.max(64, bufferBytes)).order(ByteOrder.LITTLE_ENDIAN);
-        this.ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE);
+        this.out = new BufferedFileWriter(file, bufferBytes, ByteOrder.LITTLE_ENDIAN);
         try {
-            ByteBuffer h = ByteBuffer.wrap(Npy.header(Npy.descr(type), shape));
-            while (h.hasRemaining()) ch.write(h);
+            out.write(ByteBuffer.wrap(Npy.header(Npy.descr(type), shape)));
         } catch (IOException | RuntimeException e) {
-            ch.close();
+            out.close();
             throw e;
         }
     }
@@ -53,35 +48,25 @@ public final class NpyStreamWriter implements Closeable {
     /** Appends {@code len} int64 values. */
     public void writeLongs(long[] a, int off, int len) throws IOException {
         expect(ScalarType.Long, len);
-        for (int i = off; i < off + len; i++) {
-            if (buf.remaining() < Long.BYTES) flush();
-            buf.putLong(a[i]);
-        }
+        for (int i = off; i < off + len; i++) out.room(Long.BYTES).putLong(a[i]);
     }
 
     /** Appends one int64 value. */
     public void writeLong(long v) throws IOException {
         expect(ScalarType.Long, 1);
-        if (buf.remaining() < Long.BYTES) flush();
-        buf.putLong(v);
+        out.room(Long.BYTES).putLong(v);
     }
 
     /** Appends {@code len} float32 values. */
     public void writeFloats(float[] a, int off, int len) throws IOException {
         expect(ScalarType.Float, len);
-        for (int i = off; i < off + len; i++) {
-            if (buf.remaining() < Float.BYTES) flush();
-            buf.putFloat(a[i]);
-        }
+        for (int i = off; i < off + len; i++) out.room(Float.BYTES).putFloat(a[i]);
     }
 
     /** Appends {@code len} bool values. */
     public void writeBooleans(boolean[] a, int off, int len) throws IOException {
         expect(ScalarType.Bool, len);
-        for (int i = off; i < off + len; i++) {
-            if (!buf.hasRemaining()) flush();
-            buf.put((byte) (a[i] ? 1 : 0));
-        }
+        for (int i = off; i < off + len; i++) out.room(1).put((byte) (a[i] ? 1 : 0));
     }
 
     private void expect(ScalarType t, int len) {
@@ -90,18 +75,10 @@ public final class NpyStreamWriter implements Closeable {
         written += len;
     }
 
-    private void flush() throws IOException {
-        buf.flip();
-        while (buf.hasRemaining()) ch.write(buf);
-        buf.clear();
-    }
-
     /** Writes what is buffered and closes the file; fails if fewer values were written than declared. */
     @Override
     public void close() throws IOException {
-        try (FileChannel c = ch) {
-            flush();
-        }
+        out.close();
         if (written != numel) {
             throw new IllegalStateException(file + ": " + written + " of the " + numel + " values declared were written");
         }

@@ -1,5 +1,6 @@
 package io.mn4j.gnn.partition;
 
+import io.mn4j.gnn.io.BufferedFileWriter;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -18,29 +19,19 @@ final class IntFile {
 
     /** Appends ints to a new file. */
     static final class Writer implements Closeable {
-        private final FileChannel ch;
-        private final ByteBuffer buf = ByteBuffer.allocate(BUFFER).order(ByteOrder.nativeOrder());
+        private final BufferedFileWriter out;
 
         Writer(Path file) throws IOException {
-            ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+            out = new BufferedFileWriter(file, BUFFER, ByteOrder.nativeOrder(), StandardOpenOption.CREATE_NEW);
         }
 
         void write(int v) throws IOException {
-            if (buf.remaining() < Integer.BYTES) flush();
-            buf.putInt(v);
-        }
-
-        private void flush() throws IOException {
-            buf.flip();
-            while (buf.hasRemaining()) ch.write(buf);
-            buf.clear();
+            out.room(Integer.BYTES).putInt(v);
         }
 
         @Override
         public void close() throws IOException {
-            try (FileChannel c = ch) {
-                flush();
-            }
+            out.close();
         }
     }
 

@@ -1,5 +1,6 @@
 package io.mn4j.gnn.partition;
 
+import io.mn4j.gnn.io.BufferedFileWriter;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -104,7 +105,7 @@ final class KeyBuckets implements AutoCloseable {
                 while (lb.hasRemaining()) s.add(lb.get());
             });
         } catch (IOException | RuntimeException e) {
-            s.closeChannels();
+            s.closeFiles();
             throw e;
         }
         return s.finish();
@@ -148,7 +149,7 @@ final class KeyBuckets implements AutoCloseable {
     /** Deletes the bucket files left. */
     @Override
     public void close() throws IOException {
-        if (spreader != null) spreader.closeChannels();
+        if (spreader != null) spreader.closeFiles();
         for (Path f : files) Files.deleteIfExists(f);
     }
 
@@ -160,8 +161,7 @@ final class KeyBuckets implements AutoCloseable {
     private final class Spreader {
         private final long lo, hi;
         private final int k;
-        private final FileChannel[] out;
-        private final ByteBuffer[] buf;
+        private final BufferedFileWriter[] out;
         private final Path[] file;
         private final long[] count;
 
@@ -169,8 +169,7 @@ final class KeyBuckets implements AutoCloseable {
             this.lo = lo;
             this.hi = hi;
             this.k = (int) Math.min(buckets, hi - lo);
-            out = new FileChannel[k];
-            buf = new ByteBuffer[k];
+            out = new BufferedFileWriter[k];
             file = new Path[k];
             count = new long[k];
             int bytes = (int) Math.max(MIN_BUFFER, Math.min(MAX_BUFFER, budgetBytes / 4 / k)) & ~7;
@@ -178,11 +177,10 @@ final class KeyBuckets implements AutoCloseable {
                 for (int i = 0; i < k; i++) {
                     file[i] = dir.resolve(name + "-" + files.size() + ".bin");
                     files.add(file[i]);
-                    out[i] = FileChannel.open(file[i], StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-                    buf[i] = ByteBuffer.allocate(bytes).order(ByteOrder.nativeOrder());
+                    out[i] = new BufferedFileWriter(file[i], bytes, ByteOrder.nativeOrder(), StandardOpenOption.CREATE_NEW);
                 }
             } catch (IOException | RuntimeException e) {
-                closeChannels();
+                closeFiles();
                 throw e;
             }
         }
@@ -191,38 +189,28 @@ final class KeyBuckets implements AutoCloseable {
             long h = key >>> 32;
             if (h < lo || h >= hi) throw new IllegalArgumentException("key's high value " + h + " outside [" + lo + ", " + hi + ")");
             int i = (int) ((h - lo) * k / (hi - lo));
-            ByteBuffer b = buf[i];
-            if (!b.hasRemaining()) flush(i);
-            b.putLong(key);
+            out[i].room(Long.BYTES).putLong(key);
             count[i]++;
         }
 
-        private void flush(int i) throws IOException {
-            ByteBuffer b = buf[i];
-            b.flip();
-            while (b.hasRemaining()) out[i].write(b);
-            b.clear();
-        }
-
-        /** Flushes and closes the files; the buckets in ascending order of range. */
+        /** Closes the files (writing out their buffers); the buckets in ascending order of range. */
         List<Bucket> finish() throws IOException {
             List<Bucket> done = new ArrayList<>(k);
             try {
                 for (int i = 0; i < k; i++) {
-                    flush(i);
                     long from = lo + ((long) i * (hi - lo) + k - 1) / k;
                     long to = lo + ((long) (i + 1) * (hi - lo) + k - 1) / k;
                     done.add(new Bucket(from, to, file[i], count[i]));
                 }
             } finally {
-                closeChannels();
+                closeFiles();
             }
             return done;
         }
 
-        void closeChannels() throws IOException {
+        void closeFiles() throws IOException {
             IOException first = null;
-            for (FileChannel c : out) {
+            for (BufferedFileWriter c : out) {
                 if (c == null) continue;
                 try {
                     c.close();
