@@ -116,6 +116,16 @@ public final class GraphOptions {
         }
     }
 
+    /** The synthetic graph's classes: {@code --classes}, else 8. */
+    public int syntheticClasses() {
+        return classes != null ? classes : 8;
+    }
+
+    /** The synthetic graph's homophily and split. */
+    public SyntheticGraphs.Options syntheticOptions() {
+        return new SyntheticGraphs.Options().homophily(homophily).split(split[0], split[1]);
+    }
+
     /**
      * Loads or generates the graph. Graphs read from files are made undirected when they are not
      * (an edge list usually lists each edge once), lose their self loops (GCN and GAT give every
@@ -127,8 +137,7 @@ public final class GraphOptions {
     public Graph load() throws IOException {
         validate();
         if (isSynthetic()) {
-            return SyntheticGraphs.plantedPartition(nodes, avgDegree, classes != null ? classes : 8, features, graphSeed,
-                    new SyntheticGraphs.Options().homophily(homophily).split(split[0], split[1]));
+            return SyntheticGraphs.plantedPartition(nodes, avgDegree, syntheticClasses(), features, graphSeed, syntheticOptions());
         }
         Path file = data.equalsIgnoreCase("cora") ? coraPath() : Path.of(data);
         int declared = classes != null ? classes : -1;

@@ -33,7 +33,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class SyntheticGraphs {
     private static final Logger LOG = LoggerFactory.getLogger(SyntheticGraphs.class);
-    private static final int CHUNK = 1 << 15;
+    /** Nodes drawn by one generator. */
+    static final int CHUNK = 1 << 15;
 
     private SyntheticGraphs() {}
 
@@ -91,10 +92,7 @@ public final class SyntheticGraphs {
      * @param seed the whole graph is a function of this seed and the parameters
      */
     public static Graph plantedPartition(long nodes, double avgDegree, int classes, int featureSize, long seed, Options o) {
-        int n = Csr.checkedSize(nodes, "nodes");
-        if (classes < 1) throw new IllegalArgumentException("classes must be >= 1: " + classes);
-        if (avgDegree < 0 || (n <= 1 && avgDegree > 0)) throw new IllegalArgumentException("bad average degree " + avgDegree + " for " + n + " nodes");
-        if (featureSize < 0) throw new IllegalArgumentException("featureSize must be >= 0");
+        int n = checkedNodes(nodes, avgDegree, classes, featureSize);
         int chunks = (n + CHUNK - 1) / CHUNK;
         long t0 = System.nanoTime();
         Classes cls = drawClasses(n, classes, seed, chunks);
@@ -111,7 +109,7 @@ public final class SyntheticGraphs {
                 b.features(features(cls, featureSize, o, seed, chunks));
             }
             b.labels(Tensors.longs(cls.label)).numClasses(classes);
-            boolean[][] split = Graph.randomSplit(n, o.trainFraction, o.valFraction, mixSeed(seed, 6, 0));
+            boolean[][] split = split(n, o, seed);
             b.masks(Tensors.bools(split[0]), Tensors.bools(split[1]), Tensors.bools(split[2]));
             Graph g = b.build();
             a.close();
@@ -121,8 +119,17 @@ public final class SyntheticGraphs {
         }
     }
 
+    /** Checks the parameters of {@link #plantedPartition}; returns the node count. */
+    static int checkedNodes(long nodes, double avgDegree, int classes, int featureSize) {
+        int n = Csr.checkedSize(nodes, "nodes");
+        if (classes < 1) throw new IllegalArgumentException("classes must be >= 1: " + classes);
+        if (avgDegree < 0 || (n <= 1 && avgDegree > 0)) throw new IllegalArgumentException("bad average degree " + avgDegree + " for " + n + " nodes");
+        if (featureSize < 0) throw new IllegalArgumentException("featureSize must be >= 0");
+        return n;
+    }
+
     /** Every node's class, and the nodes of class c, {@code members[start[c] .. start[c+1])}, in node order. */
-    private record Classes(int count, int[] label, int[] start, int[] members) {
+    record Classes(int count, int[] label, int[] start, int[] members) {
     }
 
     /** The edges each node starts: node u's targets are {@code target[start[u] .. start[u+1])}. */
@@ -134,7 +141,7 @@ public final class SyntheticGraphs {
     }
 
     /** Step 1: classes, and the members of each class. */
-    private static Classes drawClasses(int n, int classes, long seed, int chunks) {
+    static Classes drawClasses(int n, int classes, long seed, int chunks) {
         int[] label = new int[n];
         IntStream.range(0, chunks).parallel().forEach(ch -> {
             SplittableRandom r = rng(seed, 1, ch);
@@ -152,27 +159,48 @@ public final class SyntheticGraphs {
     /** Step 2: the number of edges each node starts, then the edges themselves. */
     private static Stubs drawEdges(Classes cls, double avgDegree, double homophily, long seed, int chunks) {
         int n = cls.label.length;
-        double half = avgDegree / 2.0;
-        int base = (int) Math.floor(half);
-        double frac = half - base;
         long[] stubStart = new long[n + 1];
         IntStream.range(0, chunks).parallel().forEach(ch -> {
-            SplittableRandom r = rng(seed, 2, ch);
-            for (int i = ch * CHUNK, end = Math.min(n, i + CHUNK); i < end; i++) stubStart[i + 1] = base + (r.nextDouble() < frac ? 1 : 0);
+            int[] c = stubCounts(n, avgDegree, seed, ch);
+            for (int i = 0; i < c.length; i++) stubStart[ch * CHUNK + i + 1] = c[i];
         });
         for (int i = 0; i < n; i++) stubStart[i + 1] += stubStart[i];
         long m = stubStart[n];
         if (2 * m > Integer.MAX_VALUE - 8) throw new IllegalArgumentException("too many edges for one process: " + 2 * m);
         int[] target = new int[(int) m];
         IntStream.range(0, chunks).parallel().forEach(ch -> {
-            SplittableRandom r = rng(seed, 3, ch);
-            for (int u = ch * CHUNK, end = Math.min(n, u + CHUNK); u < end; u++) {
-                for (long k = stubStart[u]; k < stubStart[u + 1]; k++) {
-                    target[(int) k] = drawTarget(cls, u, homophily, r);
-                }
-            }
+            int first = ch * CHUNK, end = Math.min(n, first + CHUNK);
+            int[] counts = new int[end - first];
+            for (int u = first; u < end; u++) counts[u - first] = (int) (stubStart[u + 1] - stubStart[u]);
+            int[] t = chunkTargets(cls, homophily, seed, ch, counts);
+            System.arraycopy(t, 0, target, (int) stubStart[first], t.length);
         });
         return new Stubs(stubStart, target);
+    }
+
+    /** How many edges each node of chunk {@code ch} starts: {@code avgDegree / 2} on average. */
+    static int[] stubCounts(int n, double avgDegree, long seed, int ch) {
+        double half = avgDegree / 2.0;
+        int base = (int) Math.floor(half);
+        double frac = half - base;
+        SplittableRandom r = rng(seed, 2, ch);
+        int first = ch * CHUNK;
+        int[] c = new int[Math.min(n, first + CHUNK) - first];
+        for (int i = 0; i < c.length; i++) c[i] = base + (r.nextDouble() < frac ? 1 : 0);
+        return c;
+    }
+
+    /** The other ends of the edges the nodes of chunk {@code ch} start, {@code counts[i]} for its i-th node, node after node. */
+    static int[] chunkTargets(Classes cls, double homophily, long seed, int ch, int[] counts) {
+        SplittableRandom r = rng(seed, 3, ch);
+        int total = 0;
+        for (int c : counts) total += c;
+        int[] t = new int[total];
+        int k = 0;
+        for (int i = 0; i < counts.length; i++) {
+            for (int j = 0; j < counts[i]; j++) t[k++] = drawTarget(cls, ch * CHUNK + i, homophily, r);
+        }
+        return t;
     }
 
     /** The other end of an edge from u: a node of u's class with probability {@code homophily}, else of another class. */
@@ -277,24 +305,42 @@ public final class SyntheticGraphs {
     /** Step 5: features, class mean plus noise, drawn per chunk straight into tensor memory. */
     private static Tensor features(Classes cls, int f, Options o, long seed, int chunks) {
         int n = cls.label.length;
-        float[][] mu = new float[cls.count][f];
-        SplittableRandom mr = rng(seed, 4, 0);
-        for (float[] row : mu) for (int k = 0; k < f; k++) row[k] = (float) (o.signal * mr.nextGaussian());
+        float[][] mu = classMeans(cls.count, f, o, seed);
         Tensor x = Tensors.empty(ScalarType.Float, n, f);
         if (n > 0) {
             FloatPointer xp = new FloatPointer(x.data_ptr());
             IntStream.range(0, chunks).parallel().forEach(ch -> {
-                SplittableRandom r = rng(seed, 5, ch);
-                int first = ch * CHUNK, end = Math.min(n, first + CHUNK);
-                float[] buf = new float[(end - first) * f];
-                for (int i = first, p = 0; i < end; i++) {
-                    float[] mean = mu[cls.label[i]];
-                    for (int k = 0; k < f; k++) buf[p++] = mean[k] + (float) (o.noise * r.nextGaussian());
-                }
-                new FloatPointer(xp).position((long) first * f).put(buf, 0, buf.length);
+                float[] buf = chunkFeatures(cls, mu, f, o, seed, ch);
+                new FloatPointer(xp).position((long) ch * CHUNK * f).put(buf, 0, buf.length);
             });
         }
         return x;
+    }
+
+    /** Each class's feature mean, drawn from {@code N(0, signal^2 I)}. */
+    static float[][] classMeans(int classes, int f, Options o, long seed) {
+        float[][] mu = new float[classes][f];
+        SplittableRandom mr = rng(seed, 4, 0);
+        for (float[] row : mu) for (int k = 0; k < f; k++) row[k] = (float) (o.signal * mr.nextGaussian());
+        return mu;
+    }
+
+    /** The features of the nodes of chunk {@code ch}, row after row: class mean plus noise. */
+    static float[] chunkFeatures(Classes cls, float[][] mu, int f, Options o, long seed, int ch) {
+        int n = cls.label.length;
+        SplittableRandom r = rng(seed, 5, ch);
+        int first = ch * CHUNK, end = Math.min(n, first + CHUNK);
+        float[] buf = new float[(end - first) * f];
+        for (int i = first, p = 0; i < end; i++) {
+            float[] mean = mu[cls.label[i]];
+            for (int k = 0; k < f; k++) buf[p++] = mean[k] + (float) (o.noise * r.nextGaussian());
+        }
+        return buf;
+    }
+
+    /** The train, validation and test masks. */
+    static boolean[][] split(int n, Options o, long seed) {
+        return Graph.randomSplit(n, o.trainFraction, o.valFraction, mixSeed(seed, 6, 0));
     }
 
     private static SplittableRandom rng(long seed, int stream, int chunk) {

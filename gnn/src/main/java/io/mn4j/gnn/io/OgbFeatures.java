@@ -9,12 +9,13 @@ import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch.ScalarType;
 
 /**
- * Reads a node-feature CSV (OGB's {@code node-feat.csv.gz}: one row of f numbers per node) straight
- * into a float32 tensor, a block of rows at a time: the rows never exist as Java strings or as one
- * Java array (papers100M's would not fit one).
+ * Reads a node-feature CSV (OGB's {@code node-feat.csv.gz}: one row of f numbers per node) a block
+ * of rows at a time, straight into a float32 tensor ({@link #read}) or into any consumer
+ * ({@link #forEachBlock}): the rows never exist as Java strings or as one Java array (papers100M's
+ * would not fit one).
  */
 final class OgbFeatures {
-    /** Floats parsed before they are copied into the tensor. */
+    /** Floats parsed before they are handed on. */
     private static final int BLOCK = 1 << 20;
 
     private OgbFeatures() {
@@ -28,6 +29,21 @@ final class OgbFeatures {
      *     another number of rows than {@code numNodes}, naming the file and line
      */
     static Tensor read(Path f, long numNodes) throws IOException {
+        TensorSink sink = new TensorSink(numNodes);
+        try {
+            forEachBlock(f, numNodes, sink);
+            return sink.result();
+        } catch (IOException | RuntimeException e) {
+            sink.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Parses the rows a block at a time into {@code sink}, checking them as {@link #read} does;
+     * returns the width.
+     */
+    static int forEachBlock(Path f, long numNodes, OgbFolder.FeatureSink sink) throws IOException {
         try (NumericCsv csv = NumericCsv.open(f)) {
             if (!csv.nextLine()) {
                 throw new GraphFormatException(f + ": empty, expected one row of features per node");
@@ -37,38 +53,35 @@ final class OgbFeatures {
             float[] block = Arrays.copyOf(first, Math.max(width, BLOCK / width * width));
             int filled = width;
             long rows = 1;
-            Tensor x = Tensors.empty(ScalarType.Float, numNodes >= 0 ? numNodes : 1024, width);
-            long written = 0;
-            try {
-                while (csv.nextLine()) {
-                    if (numNodes >= 0 && rows == numNodes) {
-                        throw new GraphFormatException(csv.at() + "more rows than the " + numNodes + " nodes (num-node-list)");
-                    }
-                    if (filled == block.length) {
-                        x = store(x, written, block, filled, width);
-                        written += filled;
-                        filled = 0;
-                    }
-                    for (int j = 0; j < width; j++) {
-                        block[filled++] = csv.readFloat("feature");
-                    }
-                    csv.endLine(width);
-                    rows++;
+            while (csv.nextLine()) {
+                if (numNodes >= 0 && rows == numNodes) {
+                    throw new GraphFormatException(csv.at() + "more rows than the " + numNodes + " nodes (num-node-list)");
                 }
-                x = store(x, written, block, filled, width);
-                if (numNodes >= 0 && rows != numNodes) {
-                    throw new GraphFormatException(f + ": " + rows + " rows of features for " + numNodes + " nodes (num-node-list)");
+                if (filled == block.length) {
+                    sink.accept(block, filled, width);
+                    filled = 0;
                 }
-                if (x.size(0) != rows) {
-                    Tensor exact = x.narrow(0, 0, rows).clone();
-                    x.close();
-                    x = exact;
+                for (int j = 0; j < width; j++) {
+                    block[filled++] = csv.readFloat("feature");
                 }
-                return x;
-            } catch (IOException | RuntimeException e) {
-                x.close();
-                throw e;
+                csv.endLine(width);
+                rows++;
             }
+            if (numNodes >= 0 && rows != numNodes) {
+                throw new GraphFormatException(f + ": " + rows + " rows of features for " + numNodes + " nodes (num-node-list)");
+            }
+            sink.accept(block, filled, width);
+            return width;
+        }
+    }
+
+    /** The number of values on the first row (reads that row only). */
+    static int width(Path f) throws IOException {
+        try (NumericCsv csv = NumericCsv.open(f)) {
+            if (!csv.nextLine()) {
+                throw new GraphFormatException(f + ": empty, expected one row of features per node");
+            }
+            return firstRow(csv).length;
         }
     }
 
@@ -86,22 +99,51 @@ final class OgbFeatures {
         return Arrays.copyOf(row, n);
     }
 
-    /**
-     * Copies {@code count} floats of {@code block} into {@code x} after its first {@code written}
-     * floats, first growing {@code x} (to twice its rows, at least enough) when the node count was not
-     * given; returns the tensor now holding the rows.
-     */
-    private static Tensor store(Tensor x, long written, float[] block, int count, int width) {
-        long need = (written + count) / width;
-        if (need > x.size(0)) {
-            Tensor bigger = Tensors.empty(ScalarType.Float, Math.max(need, 2 * x.size(0)), width);
-            bigger.narrow(0, 0, written / width).copy_(x.narrow(0, 0, written / width));
-            x.close();
-            x = bigger;
+    /** Copies the blocks into a tensor, growing it (to twice its rows, at least enough) when the node count was not given. */
+    private static final class TensorSink implements OgbFolder.FeatureSink {
+        private final long numNodes;
+        private Tensor x;
+        private long written;
+        private int width;
+
+        TensorSink(long numNodes) {
+            this.numNodes = numNodes;
         }
-        if (count > 0) {
-            new FloatPointer(x.data_ptr()).position(written).put(block, 0, count);
+
+        @Override
+        public void accept(float[] block, int count, int w) {
+            if (x == null) {
+                width = w;
+                x = Tensors.empty(ScalarType.Float, numNodes >= 0 ? numNodes : 1024, width);
+            }
+            long need = (written + count) / width;
+            if (need > x.size(0)) {
+                Tensor bigger = Tensors.empty(ScalarType.Float, Math.max(need, 2 * x.size(0)), width);
+                bigger.narrow(0, 0, written / width).copy_(x.narrow(0, 0, written / width));
+                x.close();
+                x = bigger;
+            }
+            if (count > 0) {
+                new FloatPointer(x.data_ptr()).position(written).put(block, 0, count);
+            }
+            written += count;
         }
-        return x;
+
+        /** The rows read, in a tensor of exactly their number. */
+        Tensor result() {
+            long rows = written / width;
+            if (x.size(0) != rows) {
+                Tensor exact = x.narrow(0, 0, rows).clone();
+                x.close();
+                x = exact;
+            }
+            return x;
+        }
+
+        void close() {
+            if (x != null) {
+                x.close();
+            }
+        }
     }
 }

@@ -39,11 +39,32 @@ public final class LdgPartitioner implements Partitioner {
     public int[] partition(Graph g, int parts, long seed) {
         Partitioners.checkParts(parts);
         int n = Math.toIntExact(g.numNodes());
+        if (parts == 1 || n == 0) return new int[n];
+        Partitioners.Undirected u = Partitioners.undirected(g);
+        return partition(n, parts, seed, (order, visit) -> {
+            for (int v : order) visit.row(v, u.col, (int) u.rowptr[v], (int) u.rowptr[v + 1]);
+        });
+    }
+
+    /** The rows of an undirected simple graph (no self loops, no repeated neighbour), handed out in a given order. */
+    interface Rows {
+        /** Calls {@code visit} once per node, in {@code order}; may throw {@link java.io.UncheckedIOException}. */
+        void forEach(int[] order, RowVisitor visit);
+    }
+
+    /** Receives one node's neighbours {@code nbr[from..to)}. */
+    interface RowVisitor {
+        void row(int v, int[] nbr, int from, int to);
+    }
+
+    /**
+     * The passes over rows from any source, nodes in the order {@link Permutations#of}{@code (n, seed)}:
+     * the same assignment as {@link #partition(Graph, int, long)} on the graph of those rows.
+     */
+    int[] partition(int n, int parts, long seed, Rows rows) {
+        Partitioners.checkParts(parts);
         int[] assign = new int[n];
         if (parts == 1 || n == 0) return assign;
-        Partitioners.Undirected u = Partitioners.undirected(g);
-        long[] ptr = u.rowptr;
-        int[] nbr = u.col;
         int[] order = Permutations.of(n, seed);
         double cap = Math.ceil((double) n / parts) * (1 + slack);
         Arrays.fill(assign, -1);
@@ -54,10 +75,10 @@ public final class LdgPartitioner implements Partitioner {
             Arrays.fill(size, 0);
             // In later passes a node's previous assignment counts until it is re-assigned; sizes
             // count only nodes placed in this pass, so capacities hold for the final result.
-            for (int v : order) {
+            rows.forEach(order, (v, nbr, from, to) -> {
                 int nt = 0;
-                for (long e = ptr[v]; e < ptr[v + 1]; e++) {
-                    int p = assign[nbr[(int) e]];
+                for (int e = from; e < to; e++) {
+                    int p = assign[nbr[e]];
                     if (p < 0) continue;
                     if (count[p]++ == 0) touched[nt++] = p;
                 }
@@ -74,7 +95,7 @@ public final class LdgPartitioner implements Partitioner {
                 for (int k = 0; k < nt; k++) count[touched[k]] = 0;
                 assign[v] = best;
                 size[best]++;
-            }
+            });
         }
         return assign;
     }

@@ -37,6 +37,11 @@ public final class PartitionStats {
         this.commVolume = commVolume;
     }
 
+    /** Statistics counted elsewhere (by a pass over a graph on disk): the arrays are the caller's no longer. */
+    static PartitionStats of(int parts, long numNodes, long numEdges, long[] partNodes, long[] partEdges, long edgeCut, long[][] commVolume) {
+        return new PartitionStats(parts, numNodes, numEdges, partNodes, partEdges, edgeCut, commVolume);
+    }
+
     /**
      * Computes the statistics of an assignment (O(edges + nodes + parts^2)).
      *

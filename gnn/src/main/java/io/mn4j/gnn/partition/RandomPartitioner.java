@@ -12,7 +12,11 @@ public final class RandomPartitioner implements Partitioner {
     @Override
     public int[] partition(Graph g, int parts, long seed) {
         Partitioners.checkParts(parts);
-        int n = Math.toIntExact(g.numNodes());
+        return assign(Math.toIntExact(g.numNodes()), parts, seed);
+    }
+
+    /** The assignment of {@code n} nodes (it needs no edges). */
+    static int[] assign(int n, int parts, long seed) {
         int[] perm = Permutations.of(n, seed);
         int[] a = new int[n];
         for (int i = 0; i < n; i++) a[perm[i]] = i % parts;

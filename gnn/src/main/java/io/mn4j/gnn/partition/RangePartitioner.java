@@ -11,7 +11,11 @@ public final class RangePartitioner implements Partitioner {
     @Override
     public int[] partition(Graph g, int parts, long seed) {
         Partitioners.checkParts(parts);
-        int n = Math.toIntExact(g.numNodes());
+        return assign(Math.toIntExact(g.numNodes()), parts);
+    }
+
+    /** The assignment of {@code n} nodes (it needs no edges). */
+    static int[] assign(int n, int parts) {
         int[] a = new int[n];
         for (int v = 0; v < n; v++) a[v] = (int) ((long) v * parts / n);
         return a;
