@@ -129,7 +129,7 @@ run_config() { # np model mode epochs
     echo "   FAILED (exit code $rc; see $log)" | tee -a "$log"
     failed=$((failed + 1))
   else
-    grep "^$model mode" "$log" | tail -n 1 | sed 's/^/   /'
+    grep "^$model $mode, $np ranks" "$log" | tail -n 1 | sed 's/^/   /'
   fi
 }
 

@@ -125,10 +125,10 @@ final class GnnBenchReport implements Callable<Integer> {
         /** A few lines for the log of one run: the row and each rank's figures. */
         String describe(List<RankReport> all) {
             StringBuilder b = new StringBuilder(String.format(Locale.ROOT,
-                    "%s mode %d (%s), %d ranks x %d threads: peak %.0f MiB/rank above baseline (data %.0f, load peak %.0f, last epoch"
+                    "%s %s, %d ranks x %d threads: peak %.0f MiB/rank above baseline (data %.0f, load peak %.0f, last epoch"
                             + " forward peak %.0f, held after forward %.0f, backward peak %.0f), epochs %.2f s then %.2f s (best"
                             + " after the first %.2f s), loss %.6f then %.6f",
-                    model, GnnMemoryBenchmark.modeNumber(mode), mode, ranks, threads, peakMib, dataMib, loadPeakMib, fwdPeakMib,
+                    model, mode, ranks, threads, peakMib, dataMib, loadPeakMib, fwdPeakMib,
                     afterForwardMib, bwdPeakMib, firstEpochS, secondEpochS, bestEpochS, firstLoss, lastLoss));
             for (RankReport r : all) {
                 b.append(String.format(Locale.ROOT, "%n  rank %d: %d nodes, %d edges, %d halo rows; baseline %.0f MiB; data %.0f;"
@@ -239,7 +239,7 @@ final class GnnBenchReport implements Callable<Integer> {
         System.out.println("time: epoch = forward + backward + gradient sum + Adam step, slowest rank; 'epoch 2' from the first"
                 + " run, 'best' = fastest epoch after the first over all runs");
         if (configs.stream().anyMatch(c -> c.mode().equals("sampled"))) {
-            System.out.println("sampled (mode 5): an epoch is one pass over every rank's training nodes in mini-batches (sample, fetch"
+            System.out.println("sampled: an epoch is one pass over every rank's training nodes in mini-batches (sample, fetch"
                     + " features, forward, backward, gradient sum, Adam step per batch); its peak shows under bwdpk");
         }
         System.out.printf("%-5s %-12s %2s %3s %5s %7s %6s %7s %7s %7s %7s %7s %8s %8s %4s %11s%n", "model", "mode", "N", "thr", "cut%",
@@ -249,7 +249,7 @@ final class GnnBenchReport implements Callable<Integer> {
             Config one = find(configs, r.model(), r.mode(), 1);
             String ratio = one == null ? "-" : String.format(Locale.ROOT, "%.2f", r.peakMib() / (one.peakMib() / r.ranks()));
             System.out.printf(Locale.ROOT, "%-5s %-12s %2d %3d %5.1f %7d %6.0f %7.0f %7.0f %7.0f %7.0f %7s %7.2fs %7.2fs %4d %11.7f%n",
-                    r.model(), GnnMemoryBenchmark.modeNumber(r.mode()) + " " + r.mode(), r.ranks(), r.threads(), r.edgeCutPct(),
+                    r.model(), r.mode(), r.ranks(), r.threads(), r.edgeCutPct(),
                     r.haloRowsMax(), r.dataMib(), r.fwdPeakMib(), r.afterForwardMib(), r.bwdPeakMib(), r.peakMib(), ratio,
                     r.secondEpochS(), c.bestS(), c.runs(), r.lastLoss());
         }
@@ -330,7 +330,7 @@ final class GnnBenchReport implements Callable<Integer> {
                     continue;
                 }
                 double[] x = line.stream().mapToDouble(Config::ranks).toArray();
-                String name = model.toUpperCase(Locale.ROOT) + " mode " + GnnMemoryBenchmark.modeNumber(mode) + " (" + mode + ")";
+                String name = model.toUpperCase(Locale.ROOT) + " " + mode;
                 Color c = colors[GnnMemoryBenchmark.modeNumber(mode) - 1];
                 style(mem.addSeries(name, x, line.stream().mapToDouble(Config::peakMib).toArray()), c, model.equals("gat"));
                 style(time.addSeries(name, x, line.stream().mapToDouble(Config::bestS).toArray()), c, model.equals("gat"));
