@@ -128,12 +128,15 @@ public final class Partition implements Callable<Integer> {
             o.printf(Locale.ROOT, "data: %s (%.1f s)%n", data.describe(g), (t1 - t0) / 1e9);
             int[] assignment = partitioner.partition(g, parts, seed);
             long t2 = System.nanoTime();
-            PartitionStats stats = PartitionStats.compute(g, assignment, parts);
             o.printf(Locale.ROOT, "partitioned by %s into %d parts in %.1f s%n", partitioner.name(), parts, (t2 - t1) / 1e9);
-            print(stats, o);
-            if (!statsOnly) {
+            if (statsOnly) {
+                print(PartitionStats.compute(g, assignment, parts), o);
+            } else {
+                // The cut counts the statistics once, for the report and the metadata.
+                PartitionBuilder cut = new PartitionBuilder(g, assignment, parts, partitioner.name(), seed, nodeOrder);
+                print(cut.stats(), o);
                 Path dir = outDir(partitioner);
-                PartitionWriter.write(dir, g, assignment, parts, partitioner.name(), seed, nodeOrder);
+                PartitionWriter.write(dir, cut);
                 o.printf(Locale.ROOT, "wrote %s (node order %s) in %.1f s%n", dir, nodeOrder.label(), (System.nanoTime() - t2) / 1e9);
             }
         }

@@ -8,6 +8,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
 
 /**
  * A file written front to back through a buffer: callers put values into {@link #room(int)}, which
@@ -28,7 +29,7 @@ public final class BufferedFileWriter implements Closeable {
     }
 
     private static OpenOption[] withWrite(OpenOption[] options) {
-        OpenOption[] o = java.util.Arrays.copyOf(options, options.length + 1);
+        OpenOption[] o = Arrays.copyOf(options, options.length + 1);
         o[options.length] = StandardOpenOption.WRITE;
         return o;
     }

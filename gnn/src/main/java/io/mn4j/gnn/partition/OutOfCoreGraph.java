@@ -56,6 +56,9 @@ public final class OutOfCoreGraph implements AutoCloseable {
     final int numClasses;
     final boolean[][] masks;
     final int featureWidth;
+    /** The last assignment {@link #stats} counted, and its statistics: the CLI prints them, then {@link #write} records them. */
+    private int[] counted;
+    private PartitionStats countedStats;
 
     private OutOfCoreGraph(OgbFolder folder, int declaredClasses, long seed, long budget, Path temp, Thread cleanup) throws IOException {
         this.folder = folder;
@@ -239,10 +242,16 @@ public final class OutOfCoreGraph implements AutoCloseable {
         }
     }
 
-    /** Edge cut, balance and communication volume of an assignment, as {@link PartitionStats#compute} gives them in memory. */
+    /**
+     * Edge cut, balance and communication volume of an assignment, as {@link PartitionStats#compute}
+     * gives them in memory: a pass over the adjacency file, made once for the same assignment.
+     */
     public PartitionStats stats(int[] assignment, int parts) throws IOException {
         Partitioners.checkParts(parts);
         PartitionStats.checkAssignment(assignment, n, parts);
+        if (countedStats != null && countedStats.parts() == parts && Arrays.equals(counted, assignment)) {
+            return countedStats; // a pass over the adjacency file saved
+        }
         long[] nodes = new long[parts];
         long[] edges = new long[parts];
         long[][] vol = new long[parts][parts];
@@ -265,7 +274,9 @@ public final class OutOfCoreGraph implements AutoCloseable {
                 }
             }
         });
-        return PartitionStats.of(parts, n, numEdges, nodes, edges, cut[0], vol);
+        counted = assignment.clone();
+        countedStats = PartitionStats.of(parts, n, numEdges, nodes, edges, cut[0], vol);
+        return countedStats;
     }
 
     /**

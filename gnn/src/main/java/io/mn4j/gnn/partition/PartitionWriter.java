@@ -55,17 +55,21 @@ public final class PartitionWriter {
      */
     public static PartitionMetadata write(Path dir, Graph g, int[] assignment, int parts, String method, long seed, NodeOrder order)
             throws IOException {
-        PartitionBuilder cut = new PartitionBuilder(g, assignment, parts, method, seed, order);
+        return write(dir, new PartitionBuilder(g, assignment, parts, method, seed, order));
+    }
+
+    /** Writes the partitions of a cut already prepared (whose {@link PartitionBuilder#stats()} a caller may have shown). */
+    public static PartitionMetadata write(Path dir, PartitionBuilder cut) throws IOException {
         Files.createDirectories(dir);
         Files.deleteIfExists(dir.resolve(PartitionMetadata.FILE));
-        for (int k = 0; k < parts; k++) {
+        for (int k = 0; k < cut.parts(); k++) {
             try (PartitionData part = cut.part(k)) {
                 writeArrays(dir, part);
             }
         }
         PartitionMetadata m = cut.metadata();
         m.write(dir);
-        LOG.info("wrote {} partitions of {} to {}: {}", parts, g, dir, cut.stats());
+        LOG.info("wrote {} partitions to {}: {}", cut.parts(), dir, cut.stats());
         return m;
     }
 
