@@ -17,6 +17,8 @@ final class JobLayout {
     /** MPI_MAX_PROCESSOR_NAME of Open MPI. */
     private static final int NAME_BYTES = 256;
     private static volatile String[] hosts = new String[0];
+    /** This process's world rank, once the hosts are known. */
+    private static volatile int self = -1;
 
     private JobLayout() {
     }
@@ -37,7 +39,15 @@ final class JobLayout {
             }
             names[r] = new String(all, r * NAME_BYTES, end - r * NAME_BYTES, StandardCharsets.UTF_8);
         }
+        self = MPI.COMM_WORLD.getRank();
         hosts = names;
+    }
+
+    /** Whether world rank {@code worldRank} runs on another host than this process (false before the hosts are known). */
+    static boolean onOtherHost(int worldRank) {
+        String[] h = hosts;
+        int me = self;
+        return me >= 0 && worldRank >= 0 && worldRank < h.length && me < h.length && !h[worldRank].equals(h[me]);
     }
 
     /** "rank 2 (host node1)", or "rank 2" before the hosts are known. */

@@ -43,9 +43,14 @@ final class TransferProgress {
         enabled = SETTING.equals("true") || SETTING.equals("auto") && hosts > 1;
     }
 
+    /** Whether the thread runs in this job (it starts with the first transfer). */
+    static boolean running() {
+        return enabled && MpiJob.threadMultiple();
+    }
+
     /** A transfer was started: make sure it is tested. */
     static synchronized void wake() {
-        if (!enabled || !MpiJob.threadMultiple()) {
+        if (!running()) {
             return;
         }
         if (thread == null) {

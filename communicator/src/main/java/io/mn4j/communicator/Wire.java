@@ -48,6 +48,8 @@ final class Wire {
     private final Map<Long, String> broken = new ConcurrentHashMap<>();
     /** (destination, tag) pairs whose last message was cut short (its receiver waits for the rest). */
     private final Map<Long, String> brokenSends = new ConcurrentHashMap<>();
+    /** The last send per (destination, tag) whose payload is paced and may not be posted whole yet. */
+    private final Map<Long, SendHandle> pacedSends = new ConcurrentHashMap<>();
 
     Wire(Intracomm headerComm, Intracomm payloadComm, long chunkBytes, Members members) throws MPIException {
         this.headerComm = headerComm;
@@ -87,6 +89,7 @@ final class Wire {
     /** Blocking send of a wire-ready tensor with its header; returns the payload bytes. */
     long send(Tensor data, TensorHeader h, int dst, int tag, String context) throws MPIException {
         requireSendable(dst, tag, context);
+        postPacedBefore(dst, tag);
         ByteBuffer buf = HeaderBuffers.sendBuffer(1);
         long chunk = chunkBytes; // once: the header promises the chunks sent
         int length = packHeader(h, data, buf, chunk);
@@ -213,10 +216,21 @@ final class Wire {
 
     private void isendPayload(Tensor data, long nbytes, int dst, int tag, long chunk, List<Request> into)
             throws MPIException {
-        for (long off = 0; off < nbytes; off += chunk) {
+        isendChunks(data, nbytes, dst, tag, chunk, 0, Integer.MAX_VALUE, into);
+    }
+
+    /**
+     * Posts up to {@code count} chunks of the payload, starting at byte {@code from} (a chunk
+     * boundary); returns the offset of the first byte not posted.
+     */
+    long isendChunks(Tensor data, long nbytes, int dst, int tag, long chunk, long from, int count, List<Request> into)
+            throws MPIException {
+        long off = from;
+        for (int posted = 0; posted < count && off < nbytes; posted++, off += chunk) {
             int len = (int) Math.min(chunk, nbytes - off);
             into.add(payloadComm.iSend(TensorBytes.wire(data, off, len), len, MPI.BYTE, dst, tag));
         }
+        return Math.min(off, nbytes);
     }
 
     private void irecvPayload(Tensor out, long nbytes, int src, int tag, long chunk, List<Request> into)
@@ -255,10 +269,19 @@ final class Wire {
 
     SendHandle isend(Tensor data, TensorHeader h, int dst, int tag, String context) throws MPIException {
         requireSendable(dst, tag, context);
+        postPacedBefore(dst, tag);
         ByteBuffer buf = HeaderBuffers.take();
         List<Request> requests = new ArrayList<>();
+        PacedPayload paced = null;
         try {
-            postSend(headerComm, tag, tag, h, data, buf, dst, requests);
+            if (PacedPayload.applies(h.nbytes, JobLayout.onOtherHost(members.worldRank(dst)))) {
+                long piece = Math.min(chunkBytes, PacedPayload.PIECE_BYTES);
+                requests.add(headerComm.iSend(buf, packHeader(h, data, buf, piece), MPI.BYTE, dst, tag));
+                paced = new PacedPayload(this, data, h.nbytes, dst, tag, piece);
+                paced.topUp(requests);
+            } else {
+                postSend(headerComm, tag, tag, h, data, buf, dst, requests);
+            }
         } catch (MPIException | RuntimeException | Error e) {
             if (requests.isEmpty()) {
                 HeaderBuffers.give(buf);
@@ -272,7 +295,36 @@ final class Wire {
             }
             throw e;
         }
-        return new SendHandle(requests, data, buf, h.nbytes, context, members, dst, tag);
+        SendHandle handle = new SendHandle(requests, data, buf, h.nbytes, context, members, dst, tag, paced);
+        if (paced != null) {
+            synchronized (handle) { // the progress thread may post the last piece meanwhile: then it stays out
+                if (paced.unposted()) {
+                    pacedSends.put(key(dst, tag), handle);
+                }
+            }
+        }
+        return handle;
+    }
+
+    /**
+     * Posts what remains of the last paced send to (destination, tag): a message posted after it
+     * must not have its payload matched first by the receives of that send's remaining pieces.
+     */
+    private void postPacedBefore(int dst, int tag) throws MPIException {
+        SendHandle earlier = pacedSends.remove(key(dst, tag));
+        if (earlier != null) {
+            earlier.postRemaining();
+        }
+    }
+
+    /** The paced send {@code handle} has posted its whole payload. */
+    void pacedSendPosted(int dst, int tag, SendHandle handle) {
+        pacedSends.remove(key(dst, tag), handle);
+    }
+
+    /** A paced send to (destination, tag) failed after posting part of its payload. */
+    void pacedSendBroken(int dst, int tag, String reason) {
+        brokenSend(key(dst, tag), reason);
     }
 
     /** Posts a nonblocking receive; {@code onComplete} gets the payload bytes once it has arrived. */

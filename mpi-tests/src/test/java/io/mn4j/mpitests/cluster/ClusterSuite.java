@@ -164,10 +164,67 @@ public class ClusterSuite implements ScenarioSuite {
         c.barrier();
     }
 
+    /**
+     * Rank 0 starts sending 256 MiB to the first rank of host 1, which has posted its receive, and
+     * then sends it a small message on another tag. Over one TCP connection in order, a payload
+     * posted whole would make the small message (or a collective's) wait until all of it had
+     * crossed; paced, it waits for a few pieces, and most of the payload is still on its way when
+     * the small message is in.
+     */
+    private static void messageOvertakesPacedSend(Communicator c, Check check) {
+        int receiver = slots()[0];
+        long floats = 64L << 20;
+        RecvHandle r = c.rank() == receiver ? c.irecv(0, 78) : null;
+        c.barrier();
+        if (c.rank() == 0) {
+            SendHandle send = c.isend(torch.full(new long[] {floats}, new Scalar(3.0f)), receiver, 78);
+            c.send(torch.ones(1), receiver, 80);
+            send.waitFor();
+        } else if (r != null) {
+            check.equal("the small message", 1.0, c.recv(0, 80).item().toDouble());
+            check.isTrue("the small message came before the 256 MiB had arrived", !r.test(),
+                    "the receive was complete when the small message came: it waited behind the payload");
+            checkFilled(check, "the 256 MiB", r.waitFor(), floats, 3);
+        }
+        c.barrier();
+    }
+
+    /**
+     * Paced sends on one peer and tag keep their order: the second is posted before the first has
+     * posted all its pieces, and a blocking send follows both.
+     */
+    private static void pacedSendsKeepTheirOrder(Communicator c, Check check) {
+        int receiver = slots()[0];
+        long floats = 16L << 20;
+        if (c.rank() == 0) {
+            SendHandle a = c.isend(torch.full(new long[] {floats}, new Scalar(1.0f)), receiver, 79);
+            SendHandle b = c.isend(torch.full(new long[] {floats + 1}, new Scalar(2.0f)), receiver, 79);
+            c.send(torch.full(new long[] {3L << 20}, new Scalar(3.0f)), receiver, 79);
+            a.waitFor();
+            b.waitFor();
+        } else if (c.rank() == receiver) {
+            RecvHandle a = c.irecv(0, 79);
+            RecvHandle b = c.irecv(0, 79);
+            Tensor third = c.recv(0, 79);
+            checkFilled(check, "the first", a.waitFor(), floats, 1);
+            checkFilled(check, "the second", b.waitFor(), floats + 1, 2);
+            checkFilled(check, "the third", third, 3L << 20, 3);
+        }
+        c.barrier();
+    }
+
+    private static void checkFilled(Check check, String what, Tensor got, long numel, double value) {
+        check.equal(what + ": elements", numel, got.numel());
+        check.equal(what + ": smallest value", value, got.min().item().toDouble());
+        check.equal(what + ": largest value", value, got.max().item().toDouble());
+    }
+
     @Override
     public Map<String, Scenario> scenarios() {
         Map<String, Scenario> s = new LinkedHashMap<>();
         s.put("a nonblocking send moves while its sender computes", ClusterSuite::sendMovesWhileSenderComputes);
+        s.put("a later message need not wait behind a paced send", ClusterSuite::messageOvertakesPacedSend);
+        s.put("paced sends on one peer and tag keep their order", ClusterSuite::pacedSendsKeepTheirOrder);
         s.put("every rank on the host the layout gives it", ClusterSuite::onTheirHosts);
         s.put("intraRank, intraSize, interRank, interSize", ClusterSuite::nodeRanks);
         s.put("split by host", ClusterSuite::splitByHost);
