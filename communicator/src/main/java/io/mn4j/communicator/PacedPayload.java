@@ -15,7 +15,7 @@ import org.bytedeco.pytorch.Tensor;
  */
 final class PacedPayload {
     /** Bytes per piece ({@code -Dmn4j.pacedSendBytes}; 0: sends are never paced). */
-    static final long PIECE_BYTES = Long.getLong("mn4j.pacedSendBytes", 1L << 20);
+    static final long PIECE_BYTES = Long.getLong("mn4j.pacedSendBytes", 512L << 10);
     /** Pieces in flight at most ({@code -Dmn4j.pacedSendDepth}). */
     static final int DEPTH = Math.max(1, Integer.getInteger("mn4j.pacedSendDepth", 4));
 

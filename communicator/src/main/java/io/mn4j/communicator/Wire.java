@@ -159,7 +159,7 @@ final class Wire {
         if (h.nbytes <= INLINE_BYTES) {
             TensorBytes.copyIn(out, buf, TensorHeader.BYTES, h.nbytes);
         } else {
-            recvPayload(out, h.nbytes, src, tag, TensorHeader.chunkBytes(buf.asLongBuffer(), 0, context));
+            recvPayload(out, h.nbytes, src, tag, TensorHeader.chunkBytes(buf.asLongBuffer(), 0, context), context);
         }
         if (!fits) {
             throw new CommunicationException(context + ": rank " + src + " sent " + h
@@ -192,12 +192,28 @@ final class Wire {
         }
     }
 
-    /** Receives a payload in the chunks of its sender's size, {@code chunk}. */
-    private void recvPayload(Tensor out, long nbytes, int src, int tag, long chunk) throws MPIException {
-        for (long off = 0; off < nbytes; off += chunk) {
-            int len = (int) Math.min(chunk, nbytes - off);
-            Status s = payloadComm.recv(TensorBytes.wire(out, off, len), len, MPI.BYTE, src, tag);
-            checkChunk(s.getCount(MPI.BYTE), len, src);
+    /**
+     * Receives a payload in the chunks of its sender's size, {@code chunk}, all posted at once: a
+     * paced sender's pieces then cross back to back, each matched as it comes. If a chunk fails,
+     * receives still posted write into {@code out} when theirs come: it is kept for good, and the
+     * (source, tag) stream is broken.
+     */
+    private void recvPayload(Tensor out, long nbytes, int src, int tag, long chunk, String context) throws MPIException {
+        List<Request> chunks = new ArrayList<>();
+        try {
+            irecvPayload(out, nbytes, src, tag, chunk, chunks);
+            long off = 0;
+            for (Request r : chunks) {
+                checkChunk(r.waitStatus().getCount(MPI.BYTE), (int) Math.min(chunk, nbytes - off), src);
+                off += chunk;
+            }
+        } catch (MPIException | RuntimeException | Error e) {
+            if (!chunks.isEmpty()) {
+                InFlight.started(new Object[] {out});
+                out.retainReference();
+                broken(key(src, tag), context + ": the payload failed partway (" + e + ")");
+            }
+            throw e;
         }
     }
 
