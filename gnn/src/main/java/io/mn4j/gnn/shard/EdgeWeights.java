@@ -13,7 +13,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
-import org.bytedeco.pytorch.global.torch;
 
 /**
  * The matrices the aggregations multiply by, each built once, when first used: every shard
@@ -51,7 +50,9 @@ final class EdgeWeights implements AutoCloseable {
     Tensor localSum(Tensor x, EdgeNorm norm) {
         Tensor local = shards(norm)[layout.rank()].apply(x);
         if (norm == EdgeNorm.GCN) {
-            local = torch.addcmul(local, x, selfLoopWeight(x));
+            // In place: the sum is ours alone and autograd saves neither it nor its result, so a
+            // second activation-sized tensor would only add to the peak (same values either way).
+            local.addcmul_(x, selfLoopWeight(x));
         }
         return local;
     }
