@@ -83,9 +83,13 @@ final class EdgeWeights implements AutoCloseable {
             default: {
                 // GCN: stored self-loops give way to the one selfLoopWeight adds (remote shards store none).
                 Csr g = p == layout.rank() ? layout.localWithoutLoops() : e;
-                Tensor dv = layout.degreeWithoutLoops().add(new Scalar(1.0)).index_select(0, g.rowIndex());
+                // Two [nnz] tensors at most, products and roots in place, and no row index per entry:
+                // this runs in the first forward pass, beside its activations (the same values).
+                Tensor w = layout.degreeWithoutLoops().add(new Scalar(1.0)).repeat_interleave(g.rowCounts());
                 Tensor du = layout.shard(p).sourceDegree.add(new Scalar(1.0)).index_select(0, g.col());
-                return g.withWeight(dv.mul(du).rsqrt().contiguous());
+                w.mul_(du);
+                du.close();
+                return g.withWeight(w.rsqrt_());
             }
         }
     }
