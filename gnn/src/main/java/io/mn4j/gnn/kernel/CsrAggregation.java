@@ -88,7 +88,9 @@ public final class CsrAggregation implements AutoCloseable {
 
     /**
      * {@code A · x}, differentiable in {@code x} (see the class comment). When grad mode is off or
-     * {@code x} does not require grad this is {@link #forward}.
+     * {@code x} does not require grad this is {@link #forward}. The result's memory is the
+     * caller's alone and backward does not read it: it may be modified in place (GCN adds its
+     * self-loop term and bias into it).
      */
     public Tensor apply(Tensor x) {
         if (!GradMode.is_enabled() || !x.requires_grad()) return forward(x);
