@@ -2,6 +2,7 @@ package io.mn4j.gnn.graph;
 
 import io.mn4j.tensor.Scopes;
 import io.mn4j.tensor.Tensors;
+import java.nio.IntBuffer;
 import java.nio.LongBuffer;
 import java.util.Arrays;
 import org.bytedeco.javacpp.PointerScope;
@@ -265,6 +266,44 @@ public final class Csr implements AutoCloseable {
             Tensor tw = perm == null ? null : weight.index_select(0, Tensors.longs(perm)).contiguous();
             return of(numCols, numRows, Tensors.longs(tptr), Tensors.longs(trow), tw);
         }
+    }
+
+    /**
+     * Whether this matrix is its own {@link #transpose()} entry for entry: square, with the same row
+     * pointers, columns and weights (bit for bit) as its transpose, so that it can stand for it
+     * (an undirected graph with sorted rows and symmetric weights). Reads the arrays where they are,
+     * with one counter per row on the Java heap instead of a transposed copy. False, without
+     * looking, for columns or weights of more than 2^31 bytes.
+     */
+    public boolean isOwnTranspose() {
+        long nnz = nnz();
+        if (numRows != numCols || col.nbytes() > Integer.MAX_VALUE || (weight != null && weight.nbytes() > Integer.MAX_VALUE)) {
+            return false;
+        }
+        int n = checkedSize(numRows, "numRows");
+        long[] rp = rowptrArray();
+        LongBuffer c = Tensors.bytes(col).asLongBuffer();
+        // The transpose's row pointers count the entries of each column.
+        long[] next = new long[n + 1];
+        for (int e = 0; e < nnz; e++) next[(int) c.get(e) + 1]++;
+        for (int j = 0; j < n; j++) {
+            next[j + 1] += next[j];
+            if (next[j + 1] != rp[j + 1]) return false;
+        }
+        // Weights compared as raw bits: 0.0 and -0.0 multiply differently.
+        boolean dbl = weight != null && Tensors.type(weight) == ScalarType.Double;
+        LongBuffer wl = dbl ? Tensors.bytes(weight).asLongBuffer() : null;
+        IntBuffer wi = weight != null && !dbl ? Tensors.bytes(weight).asIntBuffer() : null;
+        // Entry p of the transpose is (j, i) with the weight of entry e = (i, j): it must be entry p here.
+        for (int i = 0; i < n; i++) {
+            for (int e = (int) rp[i], end = (int) rp[i + 1]; e < end; e++) {
+                int p = (int) next[(int) c.get(e)]++;
+                if (c.get(p) != i || (wl != null && wl.get(p) != wl.get(e)) || (wi != null && wi.get(p) != wi.get(e))) {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 
     /** A dense {@code numRows x numCols} matrix of the given floating type (duplicates are summed). For tests and small graphs. */

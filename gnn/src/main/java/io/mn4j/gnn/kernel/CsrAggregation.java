@@ -28,7 +28,7 @@ import org.bytedeco.pytorch.global.torch.ScalarType;
  * {@code rowptr} as offsets, weights as {@code per_sample_weights}), which never materialises one
  * row per edge: several times faster than {@code sparse_csr} matmul here. {@link #apply} is
  * differentiable in {@code x} through a {@link CustomFunction} whose backward is the same kernel on
- * the transposed matrix (built once, on first use), itself differentiable under
+ * the transposed matrix (built once, on first use; a symmetric matrix serves as its own), itself differentiable under
  * {@code create_graph}. Weights are constants: a weight tensor that requires grad is rejected.
  * Keep this object open while outputs of {@link #apply} may be differentiated. Thread-safe.
  */
@@ -88,7 +88,9 @@ public final class CsrAggregation implements AutoCloseable {
 
     /**
      * {@code A · x}, differentiable in {@code x} (see the class comment). When grad mode is off or
-     * {@code x} does not require grad this is {@link #forward}.
+     * {@code x} does not require grad this is {@link #forward}. The result's memory is the
+     * caller's alone and backward does not read it: it may be modified in place (GCN adds its
+     * self-loop term and bias into it).
      */
     public Tensor apply(Tensor x) {
         if (!GradMode.is_enabled() || !x.requires_grad()) return forward(x);
@@ -124,7 +126,7 @@ public final class CsrAggregation implements AutoCloseable {
     public void close() {
         if (!owner) return;
         fwd.close();
-        if (bwd != null) bwd.close();
+        if (bwd != null && bwd != fwd) bwd.close();
     }
 
     @Override
@@ -138,8 +140,14 @@ public final class CsrAggregation implements AutoCloseable {
             synchronized (this) {
                 b = bwd;
                 if (b == null) {
-                    try (Csr t = fwd.csr.transpose()) {
-                        bwd = b = new Side(t);
+                    // A symmetric matrix (an undirected graph's) is its own transpose, entry for
+                    // entry: backward then reads the same arrays instead of a second copy.
+                    if (fwd.csr.isOwnTranspose()) {
+                        bwd = b = fwd;
+                    } else {
+                        try (Csr t = fwd.csr.transpose()) {
+                            bwd = b = new Side(t);
+                        }
                     }
                 }
             }

@@ -25,10 +25,11 @@ public final class GCNConv extends Module {
     }
 
     public Tensor forward(GraphShardManager graph, Tensor x) {
-        // x·W and the raw sum are not needed by backward: released here, not when the caller's scope ends.
+        // x·W is not needed by backward: released here, not when the caller's scope ends. The bias
+        // goes in place: the aggregation's result is fresh and nothing saves it.
         PointerScope outer = PointerScope.getInnerScope();
         try (PointerScope scope = new PointerScope()) {
-            return Scopes.escape(scope, outer, graph.aggregate(x.matmul(weight), EdgeNorm.GCN).add(bias));
+            return Scopes.escape(scope, outer, graph.aggregate(x.matmul(weight), EdgeNorm.GCN).add_(bias));
         }
     }
 }

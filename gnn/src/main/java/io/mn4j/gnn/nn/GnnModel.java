@@ -203,9 +203,9 @@ public final class GnnModel extends Module {
                     if (!norms.isEmpty()) {
                         h = normalise(norms.get(i), h, training);
                     }
-                    // ELU in place: autograd then keeps its output (the next layer's input, kept anyway)
-                    // instead of its input as well. ReLU keeps its output either way.
-                    h = kind == Kind.GAT ? torch.elu_(h) : torch.relu(h);
+                    // In place: autograd then keeps the activation's output (the next layer's input,
+                    // kept anyway) and the pre-activation, which no layer saves, is not held beside it.
+                    h = kind == Kind.GAT ? torch.elu_(h) : torch.relu_(h);
                 }
             }
             return Scopes.escape(scope, outer, h);

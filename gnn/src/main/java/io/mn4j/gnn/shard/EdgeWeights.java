@@ -13,17 +13,18 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
-import org.bytedeco.pytorch.global.torch;
+import org.bytedeco.pytorch.global.torch.ScalarType;
 
 /**
  * The matrices the aggregations multiply by, each built once, when first used: every shard
- * weighted by each {@link EdgeNorm}, GCN's self-loop weights, the local shard with one self-loop
- * per node, and the halo graph of ONE_SHOT and PIPELINED (the remote shards side by side).
+ * weighted by each {@link EdgeNorm} (in each dtype aggregated), GCN's self-loop weights, the local
+ * shard with one self-loop per node, and the halo graph of ONE_SHOT and PIPELINED (the remote
+ * shards side by side).
  */
 final class EdgeWeights implements AutoCloseable {
     private final ShardLayout layout;
-    /** Aggregations by the weighted shard matrices, per weighting (float64 weights). */
-    private final Map<EdgeNorm, CsrAggregation[]> weighted = new EnumMap<>(EdgeNorm.class);
+    /** Aggregations by the weighted shard matrices, per weighting and input dtype (weights in that dtype). */
+    private final Map<EdgeNorm, Map<ScalarType, CsrAggregation[]>> weighted = new EnumMap<>(EdgeNorm.class);
     private final Map<EdgeNorm, CsrAggregation> haloGraphs = new EnumMap<>(EdgeNorm.class);
     /** GCN's self-loop weights per dtype. */
     private final Map<Integer, Tensor> selfLoops = new ConcurrentHashMap<>();
@@ -33,14 +34,21 @@ final class EdgeWeights implements AutoCloseable {
         this.layout = layout;
     }
 
-    /** Per-shard aggregations with the weights of {@code norm} (computed once, in float64). */
-    synchronized CsrAggregation[] shards(EdgeNorm norm) {
-        return weighted.computeIfAbsent(norm, k -> {
+    /**
+     * Per-shard aggregations with the weights of {@code norm} for inputs of {@code like}'s dtype:
+     * computed once in float64, kept in that dtype only (the kernel multiplies in it; a float64
+     * copy beside float32 weights would stay in memory through every step for nothing).
+     */
+    synchronized CsrAggregation[] shards(EdgeNorm norm, Tensor like) {
+        // Unweighted sums are the same for every dtype.
+        ScalarType type = norm == EdgeNorm.SUM ? ScalarType.Double : Tensors.type(like);
+        return weighted.computeIfAbsent(norm, k -> new EnumMap<>(ScalarType.class)).computeIfAbsent(type, t -> {
             CsrAggregation[] out = new CsrAggregation[layout.parts()];
             for (int p = 0; p < layout.parts(); p++) {
-                // The aggregation takes handles of its own.
-                try (Csr w = weightedShard(p, k)) {
-                    out[p] = CsrAggregation.of(w);
+                // The float64 weights go with this scope; the aggregation takes handles of its own.
+                try (PointerScope s = new PointerScope(); Csr w = weightedShard(p, norm);
+                        Csr typed = w.withWeight(w.weight() == null ? null : w.weight().to(t).contiguous())) {
+                    out[p] = CsrAggregation.of(typed);
                 }
             }
             return out;
@@ -49,9 +57,11 @@ final class EdgeWeights implements AutoCloseable {
 
     /** The weighted sum over the local shard, GCN's self-loops included: all of it on one rank. */
     Tensor localSum(Tensor x, EdgeNorm norm) {
-        Tensor local = shards(norm)[layout.rank()].apply(x);
+        Tensor local = shards(norm, x)[layout.rank()].apply(x);
         if (norm == EdgeNorm.GCN) {
-            local = torch.addcmul(local, x, selfLoopWeight(x));
+            // In place: the sum is ours alone and autograd saves neither it nor its result, so a
+            // second activation-sized tensor would only add to the peak (same values either way).
+            local.addcmul_(x, selfLoopWeight(x));
         }
         return local;
     }
@@ -82,9 +92,13 @@ final class EdgeWeights implements AutoCloseable {
             default: {
                 // GCN: stored self-loops give way to the one selfLoopWeight adds (remote shards store none).
                 Csr g = p == layout.rank() ? layout.localWithoutLoops() : e;
-                Tensor dv = layout.degreeWithoutLoops().add(new Scalar(1.0)).index_select(0, g.rowIndex());
+                // Two [nnz] tensors at most, products and roots in place, and no row index per entry:
+                // this runs in the first forward pass, beside its activations (the same values).
+                Tensor w = layout.degreeWithoutLoops().add(new Scalar(1.0)).repeat_interleave(g.rowCounts());
                 Tensor du = layout.shard(p).sourceDegree.add(new Scalar(1.0)).index_select(0, g.col());
-                return g.withWeight(dv.mul(du).rsqrt().contiguous());
+                w.mul_(du);
+                du.close();
+                return g.withWeight(w.rsqrt_());
             }
         }
     }
@@ -170,7 +184,7 @@ final class EdgeWeights implements AutoCloseable {
     /** Releases every matrix built. */
     @Override
     public void close() {
-        weighted.values().forEach(aggs -> Arrays.stream(aggs).forEach(CsrAggregation::close));
+        weighted.values().forEach(byType -> byType.values().forEach(aggs -> Arrays.stream(aggs).forEach(CsrAggregation::close)));
         haloGraphs.values().forEach(CsrAggregation::close);
         selfLoops.values().forEach(Tensor::close);
         if (localWithSelfLoops != null) {

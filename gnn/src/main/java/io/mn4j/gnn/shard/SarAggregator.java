@@ -43,7 +43,7 @@ final class SarAggregator implements Aggregator {
      * home and adds what comes back into it: no second input-sized buffer.
      */
     private Tensor ringSum(Tensor x, EdgeNorm norm, boolean withGraph) {
-        CsrAggregation[] w = weights.shards(norm);
+        CsrAggregation[] w = weights.shards(norm, x);
         int rank = layout.rank();
         Tensor data = x.detach().contiguous();
         Tensor selfWeight = norm == EdgeNorm.GCN ? weights.selfLoopWeight(x) : null;

@@ -39,7 +39,7 @@ final class SequentialAggregator implements Aggregator {
 
     /** The fetched blocks' weighted sums, each block in the autograd graph. */
     private Tensor remoteSum(Tensor x, EdgeNorm norm) {
-        CsrAggregation[] w = resources.weights().shards(norm);
+        CsrAggregation[] w = resources.weights().shards(norm, x);
         Tensor data = x.detach().contiguous();
         GradientBridge bridge = new GradientBridge(resources.bridges(), x);
         Tensor[] blockGrads = new Tensor[layout.parts()];

@@ -9,6 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.mn4j.functions.autograd.CustomFunction;
 import io.mn4j.gnn.graph.Csr;
 import io.mn4j.tensor.Tensors;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Random;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.BoolOptional;
@@ -87,6 +89,46 @@ class CsrAggregationTest {
                 assertTrue(maxAbsDiff(agg.transposeForward(gOut), gRef) < tol);
                 assertTrue(maxAbsDiff(agg.transpose().forward(gOut), gRef) < tol);
             }
+        }
+    }
+
+    /** A symmetric matrix serves as its own transpose: backward as the dense reference, and closing frees it once. */
+    @Test
+    void symmetricMatrixIsItsOwnTranspose() {
+        int n = 30, f = 4;
+        Random r = new Random(11);
+        float[][] sym = new float[n][n];
+        for (int i = 0; i < n; i++) {
+            for (int j = i; j < n; j++) {
+                if (r.nextInt(4) == 0) {
+                    sym[i][j] = sym[j][i] = (float) r.nextGaussian();
+                }
+            }
+        }
+        long[] rp = new long[n + 1];
+        List<Long> cols = new ArrayList<>();
+        List<Float> ws = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            for (int j = 0; j < n; j++) {
+                if (sym[i][j] != 0) {
+                    cols.add((long) j);
+                    ws.add(sym[i][j]);
+                }
+            }
+            rp[i + 1] = cols.size();
+        }
+        float[] w = new float[ws.size()];
+        for (int k = 0; k < w.length; k++) w[k] = ws.get(k);
+        try (PointerScope s = new PointerScope();
+                Csr a = Csr.of(n, n, rp, cols.stream().mapToLong(Long::longValue).toArray(), w);
+                CsrAggregation agg = CsrAggregation.of(a)) {
+            assertTrue(a.isOwnTranspose());
+            Tensor dense = a.toDense(ScalarType.Float);
+            Tensor x = torch.randn(new long[] {n, f}, new TensorOptions(ScalarType.Float)).requires_grad_(true);
+            Tensor gOut = torch.randn(new long[] {n, f}, new TensorOptions(ScalarType.Float));
+            Tensor g = torch.grad(new TensorVector(agg.apply(x).mul(gOut).sum()), new TensorVector(x)).get(0);
+            assertTrue(maxAbsDiff(g, dense.t().mm(gOut)) < 1e-5);
+            assertTrue(maxAbsDiff(agg.transpose().forward(gOut), dense.t().mm(gOut)) < 1e-5);
         }
     }
 
