@@ -38,11 +38,12 @@ final class PacedPayload {
     }
 
     /**
-     * Whether a send of {@code nbytes} to another host should be paced: only where the transfer
-     * progress thread runs, since nothing else would post the rest while the program computes.
+     * Whether a send of {@code nbytes} to world rank {@code worldRank} should be paced: a large one
+     * to another host, only where the transfer progress thread runs, since nothing else would post
+     * the rest while the program computes. The size is checked first: most sends end there.
      */
-    static boolean applies(long nbytes, boolean otherHost) {
-        return otherHost && PIECE_BYTES > 0 && nbytes > PIECE_BYTES && TransferProgress.running();
+    static boolean applies(long nbytes, int worldRank) {
+        return PIECE_BYTES > 0 && nbytes > PIECE_BYTES && TransferProgress.running() && JobLayout.onOtherHost(worldRank);
     }
 
     /** Whether pieces remain to be posted. */

@@ -290,7 +290,7 @@ final class Wire {
         List<Request> requests = new ArrayList<>();
         PacedPayload paced = null;
         try {
-            if (PacedPayload.applies(h.nbytes, JobLayout.onOtherHost(members.worldRank(dst)))) {
+            if (PacedPayload.applies(h.nbytes, members.worldRank(dst))) {
                 long piece = Math.min(chunkBytes, PacedPayload.PIECE_BYTES);
                 requests.add(headerComm.iSend(buf, packHeader(h, data, buf, piece), MPI.BYTE, dst, tag));
                 paced = new PacedPayload(this, data, h.nbytes, dst, tag, piece);
