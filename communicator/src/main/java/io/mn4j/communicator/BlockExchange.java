@@ -32,12 +32,19 @@ final class BlockExchange {
     private final int rank;
     private final int size;
     private final int tagBits;
+    /**
+     * Copy this rank's own block before the exchange, while the peers pull theirs by a single copy
+     * (all on one host); across hosts after it, where a copy first only delays the rendezvous and
+     * cost a quarter of the bandwidth at 4-8 MiB over TCP.
+     */
+    private final boolean ownBlockFirst;
 
-    BlockExchange(Intracomm comm) throws MPIException {
+    BlockExchange(Intracomm comm, Members members) throws MPIException {
         this.comm = comm;
         this.rank = comm.getRank();
         this.size = comm.getSize();
         this.tagBits = ShapeTag.usableBits();
+        this.ownBlockFirst = !members.anyOnOtherHost();
     }
 
     /**
@@ -78,7 +85,7 @@ final class BlockExchange {
             int dst = (rank + i) % size;
             sends[dst] = comm.iSend(TensorBytes.wire(from + dst * sendStride, first), (int) first, MPI.BYTE, dst, tag);
         }
-        if (valid) { // while the peers pull this rank's blocks
+        if (valid && ownBlockFirst) { // while the peers pull this rank's blocks
             TensorBytes.copy(from + rank * sendStride, into + rank * block, block);
         }
         boolean agreed = valid;
@@ -99,6 +106,9 @@ final class BlockExchange {
         }
         waitAll(receives);
         waitAll(sends);
+        if (valid && !ownBlockFirst) {
+            TensorBytes.copy(from + rank * sendStride, into + rank * block, block);
+        }
         if (agreed && more) {
             // Every rank is here with chunks of `first` bytes; a hash alone must not decide how
             // many more chunks each posts.

@@ -90,7 +90,7 @@ public final class Communicator implements AutoCloseable {
         this.collectiveWire = new Wire(checkRounds, dup(comm), chunk, members);
         this.checks = new CrossRankChecks(checkRounds);
         this.collectives = new CheckedCollectives(comm, checks, collectiveWire,
-                new BlockExchange(dup(comm)));
+                new BlockExchange(dup(comm), members));
         this.nodes = NodeLayout.of(comm);
         this.stats = new CommStats(rank);
         this.gradients = new GradientReducer(this);
