@@ -20,7 +20,7 @@ import org.bytedeco.pytorch.Tensor;
  * The collectives as a layer of argument checks around their backends, as c10d's
  * ProcessGroupWrapper runs its checks around a process group: each collective first makes sure,
  * with {@link CrossRankChecks}, that a bad argument on one rank fails it on every rank, then moves
- * its data with {@link Wire#exchange}, {@link BlockExchange}, {@link Reductions} or MPI's bcast.
+ * its data with {@link TensorExchange}, {@link BlockExchange}, {@link Reductions} or MPI's bcast.
  */
 final class CheckedCollectives {
     /** Operation codes of {@link BlockExchange}'s signatures. */
@@ -33,6 +33,7 @@ final class CheckedCollectives {
     private final int size;
     private final CrossRankChecks checks;
     private final Wire wire;
+    private final TensorExchange tensors;
     private final BlockExchange blocks;
     private final Reductions reductions;
     /** Exchange masks of every rank and of none, made once: exchanges only read them. */
@@ -49,6 +50,7 @@ final class CheckedCollectives {
         this.size = comm.getSize();
         this.checks = checks;
         this.wire = wire;
+        this.tensors = new TensorExchange(wire);
         this.blocks = blocks;
         this.reductions = new Reductions(comm);
         this.everyRank = new boolean[size];
@@ -116,7 +118,7 @@ final class CheckedCollectives {
     List<Tensor> gather(Tensor x, int root) throws MPIException {
         checks.agreeOnRoot("gather", root);
         Outgoing mine = Outgoing.sameTo(x, maskOf(root));
-        Wire.Exchanged got = wire.exchange(mine, maskOf(root), rank == root ? everyRank : noRank, "gather");
+        TensorExchange.Exchanged got = tensors.run(mine, maskOf(root), rank == root ? everyRank : noRank, "gather");
         checks.throwIfInvalid("gather", () -> "every rank must pass a tensor that can be sent", got, mine);
         return rank == root ? Arrays.asList(got.tensors()) : List.of();
     }
@@ -124,7 +126,7 @@ final class CheckedCollectives {
     /** Every rank's tensor on every rank, in rank order. */
     List<Tensor> allgather(Tensor x) throws MPIException {
         Outgoing mine = Outgoing.sameTo(x, everyRank);
-        Wire.Exchanged got = wire.exchange(mine, everyRank, everyRank, "allgather");
+        TensorExchange.Exchanged got = tensors.run(mine, everyRank, everyRank, "allgather");
         checks.throwIfInvalid("allgather", () -> "every rank must pass a tensor that can be sent", got, mine);
         return Arrays.asList(got.tensors());
     }
@@ -132,7 +134,7 @@ final class CheckedCollectives {
     /** {@code xs.get(j)} to rank j; the tensors received, in source rank order. */
     List<Tensor> alltoall(List<Tensor> xs) throws MPIException {
         Outgoing mine = Outgoing.perRank(xs, size);
-        Wire.Exchanged got = wire.exchange(mine, everyRank, everyRank, "alltoall");
+        TensorExchange.Exchanged got = tensors.run(mine, everyRank, everyRank, "alltoall");
         checks.throwIfInvalid("alltoall", () -> "every rank must pass one tensor per rank (" + size
                 + "), each one that can be sent", got, mine);
         return Arrays.asList(got.tensors());
@@ -142,7 +144,7 @@ final class CheckedCollectives {
     Tensor scatter(List<Tensor> xs, int root) throws MPIException {
         checks.agreeOnRoot("scatter", root);
         Outgoing mine = rank == root ? Outgoing.perRank(xs, size) : Outgoing.nothing(size);
-        Wire.Exchanged got = wire.exchange(mine, rank == root ? everyRank : noRank, maskOf(root), "scatter");
+        TensorExchange.Exchanged got = tensors.run(mine, rank == root ? everyRank : noRank, maskOf(root), "scatter");
         checks.throwIfInvalid("scatter", () -> "root rank " + root + " must pass one tensor per rank (" + size
                 + "), each one that can be sent", got, mine);
         return got.tensors()[root];

@@ -132,7 +132,7 @@ final class CrossRankChecks {
      * After an exchange, throws on every rank that heard of an invalid input (its own or a
      * peer's), naming the ranks, what they passed, and this rank's own problem.
      */
-    void throwIfInvalid(String op, Supplier<String> rule, Wire.Exchanged got, Outgoing mine) {
+    void throwIfInvalid(String op, Supplier<String> rule, TensorExchange.Exchanged got, Outgoing mine) {
         if (got.invalid().isEmpty()) {
             return;
         }

@@ -11,10 +11,10 @@
  * {@code MpiCalls}, the gate every call into MPI passes); {@code CheckedPointToPoint} and
  * {@code CheckedCollectives}, which make a bad argument fail on every rank it concerns
  * ({@code CrossRankChecks}, {@code AgreementRound}); the backends that move the bytes,
- * {@code Wire} (headers, payloads and the collectives' exchange), {@code BlockExchange} and
- * {@code Reductions}; {@code MpiJob}, the life of the job in one process; and the {@code Watchdog},
- * which ends the job when a call waits longer than the timeout, after asking every rank what it is
- * doing ({@code RollCall}, {@code TimeoutReport}; what each thread waits for: {@code OpenCall},
- * {@code Members}; where each rank runs: {@code JobLayout}).
+ * {@code Wire} (headers and payloads), {@code TensorExchange} (the collectives' exchange of whole
+ * tensors), {@code BlockExchange} and {@code Reductions}; {@code MpiJob}, the life of the job in
+ * one process; and the {@code Watchdog}, which ends the job when a call waits longer than the
+ * timeout, after asking every rank what it is doing ({@code RollCall}, {@code TimeoutReport}; what
+ * each thread waits for: {@code OpenCall}, {@code Members}; where each rank runs: {@code JobLayout}).
  */
 package io.mn4j.communicator;

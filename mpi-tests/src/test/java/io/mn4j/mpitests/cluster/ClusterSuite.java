@@ -4,7 +4,7 @@ import io.mn4j.communicator.Communicator;
 import io.mn4j.communicator.RecvHandle;
 import io.mn4j.communicator.SendHandle;
 import io.mn4j.communicator.ReduceOp;
-import io.mn4j.communicator.WireSuite;
+import io.mn4j.communicator.TensorExchangeSuite;
 import io.mn4j.mpitests.Check;
 import io.mn4j.mpitests.Scenario;
 import io.mn4j.mpitests.ScenarioSuite;
@@ -244,7 +244,7 @@ public class ClusterSuite implements ScenarioSuite {
         public Map<String, Scenario> scenarios() {
             Map<String, Scenario> all = new LinkedHashMap<>();
             for (ScenarioSuite suite : List.of(new ClusterSuite(), new P2pSuite(), new CollectiveSuite(), new GroupSuite(),
-                    new WireSuite(), new FunctionsSuite(), new ModelSuite(), new GradReductionSuite())) {
+                    new TensorExchangeSuite(), new FunctionsSuite(), new ModelSuite(), new GradReductionSuite())) {
                 suite.scenarios().forEach((name, scenario) -> all.put(suite.getClass().getSimpleName() + ": " + name, scenario));
             }
             return all;

@@ -1,6 +1,6 @@
 package io.mn4j.mpitests.communicator;
 
-import io.mn4j.communicator.WireSuite;
+import io.mn4j.communicator.TensorExchangeSuite;
 import io.mn4j.mpitests.LauncherMalloc;
 import io.mn4j.mpitests.MpiSuiteTests;
 import java.util.stream.Stream;
@@ -42,9 +42,9 @@ class CommunicatorTest {
         return MpiSuiteTests.forRanks(MemorySuite.class, TIMEOUT_SECONDS, LauncherMalloc.env(), 1, 2, 3, 4);
     }
 
-    /** Wire.exchange receiving a message it cannot take (needs two ranks; four to have bystanders). */
+    /** TensorExchange receiving a message it cannot take (needs two ranks; four to have bystanders). */
     @TestFactory
     Stream<DynamicNode> exchangeFailures() {
-        return MpiSuiteTests.forRanks(WireSuite.class, TIMEOUT_SECONDS, 2, 4);
+        return MpiSuiteTests.forRanks(TensorExchangeSuite.class, TIMEOUT_SECONDS, 2, 4);
     }
 }

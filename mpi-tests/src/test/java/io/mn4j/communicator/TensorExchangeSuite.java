@@ -17,14 +17,14 @@ import org.bytedeco.pytorch.global.torch;
 import org.bytedeco.pytorch.global.torch.ScalarType;
 
 /**
- * {@link Wire#exchange} when rank 0 receives a message it cannot take, as after mismatched calls
+ * {@link TensorExchange} when rank 0 receives a message it cannot take, as after mismatched calls
  * of collectives (injected here by the last rank, by hand, on the exchange's own communicators):
  * rank 0 throws naming it, but only once the other ranks' messages of the exchange are in (it
  * takes the last rank's first), the bad message included, so that every sender completes; the
  * next exchange on the same communicators finds nothing left over. In this package to reach the
- * package-private {@link Wire}.
+ * package-private {@link TensorExchange}.
  */
-public class WireSuite implements ScenarioSuite {
+public class TensorExchangeSuite implements ScenarioSuite {
     /** float32 elements of a megabyte: above the eager limit, so a sender waits for its receiver. */
     private static final int MIB_FLOATS = 1 << 18;
 
@@ -35,7 +35,7 @@ public class WireSuite implements ScenarioSuite {
     }
 
     /**
-     * A gather at rank 0 of a megabyte per rank on a new Wire, the last rank injecting a message
+     * A gather at rank 0 of a megabyte per rank on a new exchange, the last rank injecting a message
      * of its own instead: rank 0 must throw with {@code fragments}, the others return; then an
      * allgather and a world collective prove every rank in step with nothing left over.
      */
@@ -44,7 +44,8 @@ public class WireSuite implements ScenarioSuite {
         Intracomm headers = world.dup();
         Intracomm payloads = world.dup();
         try {
-            Wire wire = new Wire(headers, payloads, Communicator.DEFAULT_CHUNK_BYTES, Members.of(headers, "wire-suite"));
+            TensorExchange exchange = new TensorExchange(
+                    new Wire(headers, payloads, Communicator.DEFAULT_CHUNK_BYTES, Members.of(headers, "exchange-suite")));
             int me = payloads.getRank();
             int n = payloads.getSize();
             int last = n - 1;
@@ -55,17 +56,17 @@ public class WireSuite implements ScenarioSuite {
             } else if (me == 0) {
                 check.throwsWith(what + ": rank 0 throws", () -> {
                     try {
-                        wire.exchange(Outgoing.sameTo(mine, toRoot), toRoot, all(n), "gather");
+                        exchange.run(Outgoing.sameTo(mine, toRoot), toRoot, all(n), "gather");
                     } catch (MPIException e) {
                         throw new CommunicationException("MPI error: " + e.getMessage(), e);
                     }
                 }, fragments);
             } else {
-                Wire.Exchanged got = wire.exchange(Outgoing.sameTo(mine, toRoot), toRoot, only(n, -1), "gather");
+                TensorExchange.Exchanged got = exchange.run(Outgoing.sameTo(mine, toRoot), toRoot, only(n, -1), "gather");
                 check.equal(what + ": a sender returns", 0, got.invalid().size());
             }
             // Every message of the failed gather was received: this allgather gets the new values.
-            Wire.Exchanged got = wire.exchange(Outgoing.sameTo(part(me, 2), all(n)), all(n), all(n), "allgather");
+            TensorExchange.Exchanged got = exchange.run(Outgoing.sameTo(part(me, 2), all(n)), all(n), all(n), "allgather");
             for (int r = 0; r < n; r++) {
                 Tensor expected = part(r, 2);
                 Tensor actual = got.tensors()[r];
