@@ -107,7 +107,8 @@ final class OpenCall {
     record Snapshot(Thread thread, String op, String transfer, Members members, int peer, int tag, long collective, long since) {
 
         double seconds(long now) {
-            return (now - since) / 1e9;
+            // A call may start after the caller read the clock: never "-0.0 s".
+            return Math.max(0, now - since) / 1e9;
         }
 
         boolean isCollective() {
