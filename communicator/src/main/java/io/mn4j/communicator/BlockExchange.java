@@ -39,12 +39,13 @@ final class BlockExchange {
      */
     private final boolean ownBlockFirst;
 
-    BlockExchange(Intracomm comm, Members members) throws MPIException {
+    /** {@code acrossHosts}: whether {@code comm}'s ranks run on more than one host (alike on every rank). */
+    BlockExchange(Intracomm comm, boolean acrossHosts) throws MPIException {
         this.comm = comm;
         this.rank = comm.getRank();
         this.size = comm.getSize();
         this.tagBits = ShapeTag.usableBits();
-        this.ownBlockFirst = !members.anyOnOtherHost();
+        this.ownBlockFirst = !acrossHosts;
     }
 
     /**

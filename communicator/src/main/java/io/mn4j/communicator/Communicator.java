@@ -89,9 +89,9 @@ public final class Communicator implements AutoCloseable {
         Intracomm checkRounds = dup(comm);
         this.collectiveWire = new Wire(checkRounds, dup(comm), chunk, members);
         this.checks = new CrossRankChecks(checkRounds);
-        this.collectives = new CheckedCollectives(comm, checks, collectiveWire,
-                new BlockExchange(dup(comm), members));
         this.nodes = NodeLayout.of(comm);
+        this.collectives = new CheckedCollectives(comm, checks, collectiveWire,
+                new BlockExchange(dup(comm), nodes.interSize() > 1));
         this.stats = new CommStats(rank);
         this.gradients = new GradientReducer(this);
     }

@@ -59,11 +59,6 @@ final class Members {
         return worldRanks[rank];
     }
 
-    /** Whether a member runs on another host than this process (false before the hosts are known). */
-    boolean anyOnOtherHost() {
-        return Arrays.stream(worldRanks).anyMatch(JobLayout::onOtherHost);
-    }
-
     /** This process's rank in the communicator. */
     int rank() {
         return rank;
